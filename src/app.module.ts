@@ -1,0 +1,33 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { AuthModule } from './auth/auth.module.js';
+import { clientIdOf } from './auth/authenticated-client.js';
+import type { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { createValidationPipe, validateRouteBody } from './http/validation.js';
+import { IdempotencyModule } from './idempotency/idempotency.module.js';
+import { PagosModule } from './pagos/pagos.module.js';
+
+/** Composes the modules; `config.databaseUrl` must be resolved (see main.ts). */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig & { databaseUrl: string }): DynamicModule {
+    const validationPipe = createValidationPipe();
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRoot({ url: config.databaseUrl, poolSize: config.dbPoolSize, runMigrationsOnStart: config.runMigrationsOnStart }),
+        ScheduleModule.forRoot(),
+        AuthModule,
+        IdempotencyModule.forRoot({
+          ...config.idempotency,
+          scopeOf: clientIdOf,
+          validateRequest: (context) => validateRouteBody(context, validationPipe),
+        }),
+        PagosModule,
+      ],
+    };
+  }
+}

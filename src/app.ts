@@ -1,0 +1,21 @@
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AppModule } from './app.module.js';
+import type { AppConfig } from './config/app-config.js';
+import { requireJsonContentType } from './http/json-content-type.middleware.js';
+import { ProblemFilter } from './http/problem.filter.js';
+import { createValidationPipe } from './http/validation.js';
+
+// Payment requests are a few hundred bytes; anything near this is abuse and gets a 413.
+const BODY_LIMIT = '64kb';
+
+/** The configured application, not yet listening: shared by main.ts and the end-to-end tests. */
+export async function createApp(config: AppConfig & { databaseUrl: string }): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bodyParser: false, bufferLogs: false });
+  app.disable('x-powered-by');
+  app.use(requireJsonContentType);
+  app.useBodyParser('json', { limit: BODY_LIMIT });
+  app.useGlobalFilters(new ProblemFilter());
+  app.useGlobalPipes(createValidationPipe());
+  return app;
+}

@@ -1,0 +1,24 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+
+const CLIENT_ID = Symbol('auth:clientId');
+
+interface AuthenticatedRequest extends Request {
+  [CLIENT_ID]?: string;
+}
+
+export function attachClientId(request: Request, clientId: string): void {
+  (request as AuthenticatedRequest)[CLIENT_ID] = clientId;
+}
+
+/** The id of the client `AuthGuard` authenticated; throws where no guard ran (a wiring bug). */
+export function clientIdOf(request: Request): string {
+  const clientId = (request as AuthenticatedRequest)[CLIENT_ID];
+  if (clientId === undefined) throw new Error('no authenticated client on this request');
+  return clientId;
+}
+
+/** Injects the authenticated client's id. */
+export const AuthenticatedClient = createParamDecorator((_data: unknown, context: ExecutionContext): string =>
+  clientIdOf(context.switchToHttp().getRequest<Request>()),
+);

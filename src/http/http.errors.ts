@@ -1,0 +1,35 @@
+import { HttpStatus } from '@nestjs/common';
+import { ProblemException } from './problem.js';
+
+// The database recovers from restarts and failovers in seconds; asking sooner only adds load.
+const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+export class DatabaseUnavailableError extends ProblemException {
+  constructor() {
+    super(
+      { slug: 'service-unavailable', title: 'Service unavailable', status: HttpStatus.SERVICE_UNAVAILABLE },
+      `The database is unreachable. Retry with the same Idempotency-Key after ${DATABASE_RETRY_AFTER_SECONDS} seconds.`,
+      {},
+      { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+    );
+  }
+}
+
+export class RequestValidationError extends ProblemException {
+  constructor(errors: readonly string[]) {
+    super(
+      { slug: 'validation-failed', title: 'Invalid request', status: HttpStatus.BAD_REQUEST },
+      'The request body is invalid; fix it and send it again (the same Idempotency-Key may be reused).',
+      { errors },
+    );
+  }
+}
+
+export class UnsupportedMediaTypeError extends ProblemException {
+  constructor() {
+    super(
+      { slug: 'unsupported-media-type', title: 'Unsupported media type', status: HttpStatus.UNSUPPORTED_MEDIA_TYPE },
+      'Send the body as JSON with "Content-Type: application/json".',
+    );
+  }
+}

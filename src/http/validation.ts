@@ -1,0 +1,43 @@
+import { type ExecutionContext, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
+import type { Request } from 'express';
+import { RequestValidationError } from './http.errors.js';
+
+/** The one validation pipe of the app: unknown fields are rejected, nothing is coerced silently. */
+export function createValidationPipe(): ValidationPipe {
+  return new ValidationPipe({
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    forbidUnknownValues: true,
+    transform: true,
+    exceptionFactory: (errors) => new RequestValidationError(errors.flatMap((error) => messagesOf(error))),
+  });
+}
+
+// class-validator messages already start with the property's name ("monto must be an integer ...").
+function messagesOf(error: ValidationError): string[] {
+  return [...Object.values(error.constraints ?? {}), ...(error.children ?? []).flatMap((child) => messagesOf(child))];
+}
+
+interface RouteArgument {
+  readonly index: number;
+  readonly data?: string;
+}
+
+/**
+ * Validates the route's `@Body()` as its pipe will, but earlier. Nest runs pipes after interceptors;
+ * code that must not act on an invalid request (claiming an idempotency key) calls this first.
+ */
+export async function validateRouteBody(context: ExecutionContext, pipe: ValidationPipe): Promise<void> {
+  const controller = context.getClass();
+  const method = context.getHandler().name;
+  const routeArgs: Record<string, RouteArgument> = Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, method) ?? {};
+  const paramTypes: unknown[] = Reflect.getMetadata('design:paramtypes', controller.prototype, method) ?? [];
+  const body = context.switchToHttp().getRequest<Request>().body;
+  for (const [key, argument] of Object.entries(routeArgs)) {
+    if (Number(key.split(':')[0]) !== RouteParamtypes.BODY) continue;
+    const value = argument.data ? body?.[argument.data] : body;
+    await pipe.transform(value, { type: 'body', metatype: paramTypes[argument.index] as never, data: argument.data });
+  }
+}

@@ -1,0 +1,48 @@
+import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+
+/** Mirrors the CHECK on `idempotency_keys.status`. */
+export const KEY_STATUSES = ['in_flight', 'released', 'completed'] as const;
+export type KeyStatus = (typeof KEY_STATUSES)[number];
+
+/**
+ * One idempotency key of one scope: its claim while the first attempt runs, then the stored answer.
+ * The schema is in migrations/; the transitions are in `idempotency.sql.ts`.
+ */
+@Entity({ name: 'idempotency_keys' })
+export class IdempotencyKeyRecord {
+  @PrimaryColumn({ type: 'text' })
+  scope!: string;
+
+  @PrimaryColumn({ type: 'text' })
+  key!: string;
+
+  @Column({ name: 'request_hash', type: 'char', length: 64 })
+  requestHash!: string;
+
+  @Column({ type: 'text' })
+  status!: KeyStatus;
+
+  @Column({ name: 'operation_id', type: 'uuid' })
+  operationId!: string;
+
+  @Column({ name: 'lock_token', type: 'uuid', nullable: true })
+  lockToken!: string | null;
+
+  @Column({ name: 'locked_at', type: 'timestamptz', nullable: true })
+  lockedAt!: Date | null;
+
+  @Column({ name: 'response_status', type: 'smallint', nullable: true })
+  responseStatus!: number | null;
+
+  @Column({ name: 'response_headers', type: 'jsonb', nullable: true })
+  responseHeaders!: Record<string, string> | null;
+
+  @Column({ name: 'response_body', type: 'text', nullable: true })
+  responseBody!: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt!: Date;
+}

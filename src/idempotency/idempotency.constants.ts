@@ -1,0 +1,30 @@
+/**
+ * Glossary of the idempotency mechanism (everything in this folder speaks these words):
+ * - key: the client's `Idempotency-Key` value, one per intended operation, reused on each retry.
+ * - scope: whose key it is (the authenticated client); the same value under two scopes is two keys.
+ * - fingerprint: SHA-256 of method, path and canonical JSON body; a key must always carry the same one.
+ * - claim: the row that reserves a key before the handler runs; the primary key decides who wins.
+ * - lease: how long a claim's owner may stay silent (`locked_at` + lock timeout) before a retry may
+ *   take the claim over; a live owner renews it.
+ * - lock token: a random UUID naming the current owner; every write of the owner is conditional on it.
+ * - operation id: a UUID per claimed operation, kept across takeovers; the handler's own idempotency
+ *   key downstream (for example the charge key given to a payment gateway).
+ * - replay: sending the stored status, headers and body of a completed key again.
+ * - outcome: what a claim attempt found (claimed, replay, mismatch, in flight).
+ */
+
+/** Route metadata set by `@Idempotent()`. */
+export const IDEMPOTENT_ROUTE = 'idempotency:route';
+export const IDEMPOTENCY_OPTIONS = Symbol('IDEMPOTENCY_OPTIONS');
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
+
+// As Stripe; long enough for a UUID or a ULID with a prefix, short enough for an index.
+export const MAX_KEY_LENGTH = 255;
+
+// An in-flight duplicate should come back soon: most handlers finish within a second.
+export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
+
+/** Response headers worth replaying; the rest (Date, ETag, ...) is regenerated per response. */
+export const REPLAYED_RESPONSE_HEADERS = ['content-type', 'location'] as const;

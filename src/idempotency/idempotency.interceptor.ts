@@ -1,0 +1,141 @@
+import {
+  type CallHandler, type ExecutionContext, HttpException, Inject, Injectable, Logger, type NestInterceptor,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import { from, lastValueFrom, type Observable } from 'rxjs';
+import { Transactions } from '../database/transactions.js';
+import { PROBLEM_CONTENT_TYPE, renderProblem } from '../http/problem.js';
+import { fingerprintRequest } from './fingerprint.js';
+import {
+  IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_OPTIONS, IDEMPOTENT_REPLAYED_HEADER, IDEMPOTENT_ROUTE, REPLAYED_RESPONSE_HEADERS,
+} from './idempotency.constants.js';
+import {
+  IdempotencyClaimLostError, IdempotencyKeyInFlightError, IdempotencyKeyInvalidError, IdempotencyKeyReusedError,
+} from './idempotency.errors.js';
+import type { IdempotencyOptions } from './idempotency.options.js';
+import { IdempotencyStore } from './idempotency.store.js';
+import type { Claim, KeyRequest, StoredResponse } from './idempotency.types.js';
+import { parseIdempotencyKey } from './idempotency-key.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import { attachOperationId } from './operation-id.decorator.js';
+
+// With the charset spelled out, Express sends these exactly as stored.
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+const PROBLEM_JSON_CONTENT_TYPE = `${PROBLEM_CONTENT_TYPE}; charset=utf-8`;
+
+/**
+ * Runs an `@Idempotent()` handler at most once per key: claims the key first, stores the answer in
+ * the transaction of the handler's last write, and replays it for every later request with that key.
+ * Failures of our own (5xx) are not stored: the claim is released so a retry can run again.
+ */
+@Injectable()
+export class IdempotencyInterceptor implements NestInterceptor {
+  private readonly logger = new Logger(IdempotencyInterceptor.name);
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly store: IdempotencyStore,
+    private readonly transactions: Transactions,
+    @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (!this.reflector.get<boolean>(IDEMPOTENT_ROUTE, context.getHandler())) return next.handle();
+    // A promise, not a subscription: the work finishes and is stored even if the client goes away.
+    return from(this.handle(context, next));
+  }
+
+  private async handle(context: ExecutionContext, next: CallHandler): Promise<unknown> {
+    const http = context.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    const keyRequest = await this.keyRequestOf(context, request);
+    const outcome = await this.store.claimKey(keyRequest);
+    switch (outcome.kind) {
+      case 'claimed':
+        return this.execute(outcome.claim, request, response, next);
+      case 'replay':
+        response.setHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
+        return send(response, outcome.response);
+      case 'mismatch':
+        throw new IdempotencyKeyReusedError();
+      case 'in_flight':
+        throw new IdempotencyKeyInFlightError();
+      default:
+        return assertNever(outcome);
+    }
+  }
+
+  private async keyRequestOf(context: ExecutionContext, request: Request): Promise<KeyRequest> {
+    const parsed = parseIdempotencyKey(request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()]);
+    if (!parsed.ok) throw new IdempotencyKeyInvalidError(parsed.reason);
+    await this.options.validateRequest?.(context);
+    const fingerprint = fingerprintRequest({ method: request.method, target: request.originalUrl, body: request.body });
+    return { scope: this.options.scopeOf(request), key: parsed.key, fingerprint };
+  }
+
+  private async execute(claim: Claim, request: Request, response: Response, next: CallHandler): Promise<unknown> {
+    attachOperationId(request, claim.operationId);
+    const lease = new LeaseKeeper(this.store, claim, this.options.lockTimeoutSeconds);
+    const commit = this.transactions.openDeferredCommit();
+    try {
+      const answer = await commit.run(() => this.runHandler(response, next));
+      const stored = await commit.commitWith((manager) => this.store.completeKey(manager, claim, answer));
+      if (!stored) throw new IdempotencyClaimLostError();
+      return send(response, answer);
+    } catch (error) {
+      await commit.rollback();
+      await this.releaseQuietly(claim);
+      throw error;
+    } finally {
+      lease.stop();
+    }
+  }
+
+  /** The handler's answer as it will be stored: its value, or the problem of an expected (4xx) failure. */
+  private async runHandler(response: Response, next: CallHandler): Promise<StoredResponse> {
+    try {
+      const value = await lastValueFrom(next.handle(), { defaultValue: undefined });
+      return { status: response.statusCode, headers: replayedHeaders(response, JSON_CONTENT_TYPE), body: JSON.stringify(value) ?? '' };
+    } catch (error) {
+      if (!isClientError(error)) throw error;
+      const problem = renderProblem(error);
+      response.status(problem.status);
+      return { status: problem.status, headers: replayedHeaders(response, PROBLEM_JSON_CONTENT_TYPE), body: JSON.stringify(problem.body) };
+    }
+  }
+
+  private async releaseQuietly(claim: Claim): Promise<void> {
+    try {
+      await this.store.releaseKey(claim);
+    } catch (error) {
+      // The lease runs out on its own; a retry takes the claim over after the lock timeout.
+      this.logger.warn(`could not release key ${claim.key}: ${(error as Error).message}`);
+    }
+  }
+}
+
+function isClientError(error: unknown): error is HttpException {
+  return error instanceof HttpException && error.getStatus() < 500;
+}
+
+function replayedHeaders(response: Response, contentType: string): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': contentType };
+  for (const name of REPLAYED_RESPONSE_HEADERS) {
+    const value = response.getHeader(name);
+    if (name !== 'content-type' && typeof value === 'string') headers[name] = value;
+  }
+  return headers;
+}
+
+/** Sends the stored bytes: Nest writes a string body as is, with the headers already set. */
+function send(response: Response, stored: StoredResponse): string {
+  response.status(stored.status);
+  for (const [name, value] of Object.entries(stored.headers)) response.setHeader(name, value);
+  return stored.body;
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unexpected idempotency outcome ${JSON.stringify(value)}`);
+}

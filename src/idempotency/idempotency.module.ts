@@ -1,0 +1,29 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
+import { IdempotencyInterceptor } from './idempotency.interceptor.js';
+import type { IdempotencyOptions } from './idempotency.options.js';
+import { IdempotencyPurgeJob } from './idempotency-purge.job.js';
+import { IdempotencyKeyRecord } from './idempotency-key-record.entity.js';
+import { IdempotencyStore } from './idempotency.store.js';
+
+/**
+ * The idempotency mechanism, global so that any module's routes can use `@Idempotent()`.
+ * Needs `DatabaseModule` (for `Transactions`) and `ScheduleModule.forRoot()` in the app.
+ *
+ * @example
+ *   IdempotencyModule.forRoot({ ttlSeconds: 86400, lockTimeoutSeconds: 60, purgeCron: '0 *\/10 * * * *',
+ *     purgeBatchSize: 1000, scopeOf: (request) => request.user.id })
+ */
+@Module({})
+export class IdempotencyModule {
+  static forRoot(options: IdempotencyOptions): DynamicModule {
+    return {
+      module: IdempotencyModule,
+      global: true,
+      imports: [TypeOrmModule.forFeature([IdempotencyKeyRecord])],
+      providers: [{ provide: IDEMPOTENCY_OPTIONS, useValue: options }, IdempotencyStore, IdempotencyInterceptor, IdempotencyPurgeJob],
+      exports: [IDEMPOTENCY_OPTIONS, IdempotencyStore, IdempotencyInterceptor, IdempotencyPurgeJob],
+    };
+  }
+}

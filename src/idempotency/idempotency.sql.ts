@@ -1,0 +1,116 @@
+/**
+ * Every state transition of an idempotency key, one statement each: the state machine.
+ *
+ *            claimKey                completeKey
+ *   (none) ───────────► in_flight ───────────────► completed ──► (purged after expires_at)
+ *                        ▲     │ releaseKey
+ *          takeOverKey   │     ▼
+ *   (stale in_flight) ───┴── released
+ *
+ * Each WHERE states the precondition and each RETURNING tells the caller whether it won. Under
+ * READ COMMITTED a second writer of the same row waits for the first and re-checks the WHERE on the
+ * committed row, so of N racing callers exactly one sees a row come back. `now()` of PostgreSQL is
+ * the only clock. Parameters are always bound, with casts.
+ */
+
+/** Columns of a key as the store reads them. */
+const KEY_COLUMNS = `
+  request_hash AS "requestHash", status, operation_id AS "operationId",
+  response_status AS "responseStatus", response_headers AS "responseHeaders", response_body AS "responseBody",
+  (locked_at <= now() - make_interval(secs => $3::int)) AS "leaseExpired"`;
+
+/**
+ * (none or expired) → in_flight, owned by lock token $4.
+ * Race: two first requests with one key. The primary key lets one insert; the other conflicts, and
+ * since the existing row has not expired, DO UPDATE's WHERE is false and it gets no row back.
+ * An expired key counts as unused: the winner overwrites it as a new operation.
+ * Zero rows: the key exists and is live; read it with findKey.
+ * $1 scope, $2 key, $3 request hash, $4 lock token, $5 operation id, $6 ttl seconds.
+ */
+export const CLAIM_KEY = `
+  INSERT INTO idempotency_keys AS k (scope, key, request_hash, status, operation_id, lock_token, locked_at, created_at, expires_at)
+  VALUES ($1::text, $2::text, $3::char(64), 'in_flight', $5::uuid, $4::uuid, now(), now(), now() + make_interval(secs => $6::int))
+  ON CONFLICT (scope, key) DO UPDATE
+     SET request_hash = EXCLUDED.request_hash, status = 'in_flight', operation_id = EXCLUDED.operation_id,
+         lock_token = EXCLUDED.lock_token, locked_at = now(), created_at = now(), expires_at = EXCLUDED.expires_at,
+         response_status = NULL, response_headers = NULL, response_body = NULL
+   WHERE k.expires_at <= now()
+  RETURNING k.operation_id AS "operationId"`;
+
+/**
+ * Reads a live key to decide between replay, mismatch and in flight. Not a transition.
+ * Zero rows: the key vanished (expired or purged) since claimKey lost; claim again.
+ * $1 scope, $2 key, $3 lock timeout seconds.
+ */
+export const FIND_KEY = `
+  SELECT ${KEY_COLUMNS}
+    FROM idempotency_keys
+   WHERE scope = $1::text AND key = $2::text AND expires_at > now()`;
+
+/**
+ * released, or in_flight whose lease ran out → in_flight, owned by the new lock token $5.
+ * Race: several retries find the same stale claim; the first UPDATE renews locked_at (or clears
+ * `released`), so the others re-check the WHERE against that and get no row. A live owner that
+ * renews its lease in time is never taken over. The operation id is kept: the new owner resumes
+ * the same operation, which downstream deduplicates by it.
+ * Zero rows: somebody else owns the claim now; answer "in flight".
+ * $1 scope, $2 key, $3 lock timeout seconds, $4 request hash, $5 new lock token.
+ */
+export const TAKE_OVER_KEY = `
+  UPDATE idempotency_keys
+     SET status = 'in_flight', lock_token = $5::uuid, locked_at = now()
+   WHERE scope = $1::text AND key = $2::text AND request_hash = $4::char(64) AND expires_at > now()
+     AND (status = 'released' OR (status = 'in_flight' AND locked_at <= now() - make_interval(secs => $3::int)))
+  RETURNING operation_id AS "operationId"`;
+
+/**
+ * in_flight → in_flight with a fresh lease, for the owner only.
+ * Race: a takeover after a stall; once the token changed the old owner's renewal matches nothing.
+ * Zero rows: ownership was lost; the owner's completion will fail too.
+ * $1 scope, $2 key, $3 lock token.
+ */
+export const RENEW_KEY = `
+  UPDATE idempotency_keys SET locked_at = now()
+   WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight'
+  RETURNING 1 AS renewed`;
+
+/**
+ * in_flight → completed with the response, for the owner only; runs in the transaction of the
+ * handler's last write, so the business row and the stored answer commit together.
+ * Race: a stalled owner waking after a takeover cannot overwrite the new owner's answer.
+ * Zero rows: ownership was lost; the caller rolls its transaction back.
+ * $1 scope, $2 key, $3 lock token, $4 status code, $5 headers (json), $6 body.
+ */
+export const COMPLETE_KEY = `
+  UPDATE idempotency_keys
+     SET status = 'completed', lock_token = NULL, locked_at = NULL,
+         response_status = $4::smallint, response_headers = $5::jsonb, response_body = $6::text
+   WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight'
+  RETURNING 1 AS completed`;
+
+/**
+ * in_flight → released, for the owner only, after a failure of our own (5xx): the next retry with
+ * the same request takes it over at once instead of waiting for the lease, and resumes the same
+ * operation id.
+ * Zero rows: ownership was already lost; nothing to do.
+ * $1 scope, $2 key, $3 lock token.
+ */
+export const RELEASE_KEY = `
+  UPDATE idempotency_keys SET status = 'released', lock_token = NULL, locked_at = NULL
+   WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight'
+  RETURNING 1 AS released`;
+
+/**
+ * expired → (none), at most $1 rows. SKIP LOCKED lets replicas purge side by side without waiting
+ * on each other or on a claim that is overwriting an expired row; the expires_at index bounds the scan.
+ * Fewer rows than $1: nothing more is due.
+ */
+export const PURGE_EXPIRED_KEYS = `
+  DELETE FROM idempotency_keys k
+   USING (SELECT scope, key FROM idempotency_keys
+           WHERE expires_at <= now()
+           ORDER BY expires_at
+           LIMIT $1::int
+           FOR UPDATE SKIP LOCKED) due
+   WHERE k.scope = due.scope AND k.key = due.key
+  RETURNING 1 AS purged`;

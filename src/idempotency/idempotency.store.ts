@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { queryRows } from '../database/query-rows.js';
+import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
+import type { IdempotencyOptions } from './idempotency.options.js';
+import { CLAIM_KEY, COMPLETE_KEY, FIND_KEY, PURGE_EXPIRED_KEYS, RELEASE_KEY, RENEW_KEY, TAKE_OVER_KEY } from './idempotency.sql.js';
+import type { Claim, ClaimOutcome, KeyRequest, StoredResponse } from './idempotency.types.js';
+import type { KeyStatus } from './idempotency-key-record.entity.js';
+
+interface KeyRow {
+  readonly requestHash: string;
+  readonly status: KeyStatus;
+  readonly operationId: string;
+  readonly responseStatus: number | null;
+  readonly responseHeaders: Record<string, string> | null;
+  readonly responseBody: string | null;
+  readonly leaseExpired: boolean | null;
+}
+
+// claimKey and findKey can interleave with a purge or a release; a few rounds always settle it.
+const MAX_CLAIM_ROUNDS = 3;
+
+/** Runs the statements of `idempotency.sql.ts` and turns their rows into typed outcomes. No HTTP here. */
+@Injectable()
+export class IdempotencyStore {
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
+  ) {}
+
+  async claimKey(request: KeyRequest): Promise<ClaimOutcome> {
+    for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
+      const lockToken = randomUUID();
+      const [claimed] = await this.run<{ operationId: string }>(CLAIM_KEY, [
+        request.scope, request.key, request.fingerprint, lockToken, randomUUID(), this.options.ttlSeconds,
+      ]);
+      if (claimed) return { kind: 'claimed', claim: { ...request, lockToken, operationId: claimed.operationId, resumed: false } };
+      const [existing] = await this.run<KeyRow>(FIND_KEY, [request.scope, request.key, this.options.lockTimeoutSeconds]);
+      if (existing) return this.outcomeOfExisting(request, existing);
+    }
+    return { kind: 'in_flight' };
+  }
+
+  async renewKey(claim: Claim): Promise<boolean> {
+    const rows = await this.run(RENEW_KEY, [claim.scope, claim.key, claim.lockToken]);
+    return rows.length === 1;
+  }
+
+  /** Stores the answer in the caller's transaction; false means the claim was lost and nothing was written. */
+  async completeKey(manager: EntityManager, claim: Claim, response: StoredResponse): Promise<boolean> {
+    const rows = await queryRows(manager, COMPLETE_KEY, [
+      claim.scope, claim.key, claim.lockToken, response.status, JSON.stringify(response.headers), response.body,
+    ]);
+    return rows.length === 1;
+  }
+
+  async releaseKey(claim: Claim): Promise<void> {
+    await this.run(RELEASE_KEY, [claim.scope, claim.key, claim.lockToken]);
+  }
+
+  /** Deletes one bounded batch of expired keys and says how many went. */
+  async purgeExpiredKeys(batchSize = this.options.purgeBatchSize): Promise<number> {
+    const rows = await this.run(PURGE_EXPIRED_KEYS, [batchSize]);
+    return rows.length;
+  }
+
+  private async outcomeOfExisting(request: KeyRequest, row: KeyRow): Promise<ClaimOutcome> {
+    if (row.requestHash !== request.fingerprint) return { kind: 'mismatch' };
+    if (row.status === 'completed') return { kind: 'replay', response: storedResponseOf(row) };
+    if (row.status === 'in_flight' && !row.leaseExpired) return { kind: 'in_flight' };
+    return this.takeOverKey(request);
+  }
+
+  private async takeOverKey(request: KeyRequest): Promise<ClaimOutcome> {
+    const lockToken = randomUUID();
+    const [taken] = await this.run<{ operationId: string }>(TAKE_OVER_KEY, [
+      request.scope, request.key, this.options.lockTimeoutSeconds, request.fingerprint, lockToken,
+    ]);
+    if (!taken) return { kind: 'in_flight' };
+    return { kind: 'claimed', claim: { ...request, lockToken, operationId: taken.operationId, resumed: true } };
+  }
+
+  private run<Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]> {
+    return queryRows<Row>(this.dataSource.manager, sql, parameters);
+  }
+}
+
+function storedResponseOf(row: KeyRow): StoredResponse {
+  return { status: row.responseStatus!, headers: row.responseHeaders ?? {}, body: row.responseBody! };
+}

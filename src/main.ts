@@ -1,0 +1,31 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { createApp } from './app.js';
+import { ConfigError, loadConfig } from './config/app-config.js';
+import { startEmbeddedPostgres } from './database/embedded-postgres.js';
+
+async function bootstrap(): Promise<void> {
+  const config = loadConfig(process.env);
+  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ ...config.embeddedPg, persistent: true });
+  const databaseUrl = config.databaseUrl ?? embedded!.url;
+  const app = await createApp({ ...config, databaseUrl });
+  await app.listen(config.port, '0.0.0.0');
+  const logger = new Logger('Bootstrap');
+  logger.log(`pagos listening on port ${config.port}${embedded ? ' (embedded PostgreSQL)' : ''}`);
+
+  // Handled here rather than by Nest's shutdown hooks, which re-raise the signal and exit non-zero.
+  const shutdown = async (signal: string): Promise<void> => {
+    logger.log(`${signal}: finishing in-flight requests`);
+    await app.close();
+    await embedded?.stop();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+bootstrap().catch((error: unknown) => {
+  // A bad environment is one line naming the variable; anything else keeps its stack.
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,43 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** Mirrors the CHECK on `pagos.estado`. PENDIENTE: charging; FALLIDO: the processor failed, nothing charged. */
+export const ESTADOS_PAGO = ['PENDIENTE', 'APROBADO', 'RECHAZADO', 'FALLIDO'] as const;
+export type EstadoPago = (typeof ESTADOS_PAGO)[number];
+
+// bigint arrives from pg as a string; amounts are at most 10^12, well inside Number's exact range.
+const bigintAsNumber = { to: (value: number) => value, from: (value: string | null) => (value === null ? null : Number(value)) };
+
+@Entity({ name: 'pagos' })
+export class Pago {
+  @PrimaryColumn({ type: 'uuid' })
+  id!: string;
+
+  @Column({ name: 'client_id', type: 'text' })
+  clientId!: string;
+
+  /** One per intended operation; the charge key at the gateway derives from it. */
+  @Column({ name: 'operation_id', type: 'text', unique: true })
+  operationId!: string;
+
+  @Column({ name: 'numero_orden', type: 'text' })
+  numeroOrden!: string;
+
+  /** Minor units (cents). */
+  @Column({ type: 'bigint', transformer: bigintAsNumber })
+  monto!: number;
+
+  @Column({ type: 'char', length: 3 })
+  moneda!: string;
+
+  @Column({ type: 'text' })
+  estado!: EstadoPago;
+
+  @Column({ name: 'gateway_charge_id', type: 'text', nullable: true })
+  gatewayChargeId!: string | null;
+
+  @Column({ name: 'creado_en', type: 'timestamptz' })
+  creadoEn!: Date;
+
+  @Column({ name: 'actualizado_en', type: 'timestamptz' })
+  actualizadoEn!: Date;
+}

@@ -1,0 +1,45 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, ParseUUIDPipe, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { AuthenticatedClient } from '../auth/authenticated-client.js';
+import { Idempotent } from '../idempotency/idempotent.decorator.js';
+import { IdempotentOperationId } from '../idempotency/operation-id.decorator.js';
+import { CrearPagoDto } from './dto/crear-pago.dto.js';
+import { ListarPagosQuery } from './dto/listar-pagos.query.js';
+import { type PagoResponse, toPagoResponse } from './dto/pago.response.js';
+import { PagoNoEncontradoError } from './pagos.errors.js';
+import { PagosService } from './pagos.service.js';
+
+// A malformed id can't name a payment: it gets the same 404 as an unknown one.
+const uuidOr404 = new ParseUUIDPipe({ exceptionFactory: () => new PagoNoEncontradoError() });
+
+@Controller('pagos')
+export class PagosController {
+  constructor(private readonly pagos: PagosService) {}
+
+  @Post()
+  @Idempotent()
+  @HttpCode(HttpStatus.CREATED)
+  async crear(
+    @Body() dto: CrearPagoDto,
+    @AuthenticatedClient() clientId: string,
+    @IdempotentOperationId() operationId: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PagoResponse> {
+    const pago = await this.pagos.crear({ ...dto, clientId, operationId });
+    response.location(`/pagos/${pago.id}`);
+    return toPagoResponse(pago);
+  }
+
+  @Get(':id')
+  async findOne(@Param('id', uuidOr404) id: string, @AuthenticatedClient() clientId: string): Promise<PagoResponse> {
+    const pago = await this.pagos.findOne(clientId, id);
+    if (!pago) throw new PagoNoEncontradoError();
+    return toPagoResponse(pago);
+  }
+
+  @Get()
+  async list(@Query() query: ListarPagosQuery, @AuthenticatedClient() clientId: string): Promise<PagoResponse[]> {
+    const pagos = await this.pagos.list(clientId, query.numeroOrden);
+    return pagos.map(toPagoResponse);
+  }
+}

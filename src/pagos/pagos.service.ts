@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { DataSource, type EntityManager, Repository } from 'typeorm';
+import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
+import { queryRows } from '../database/query-rows.js';
+import { Transactions } from '../database/transactions.js';
+import { type Charge, GatewayUnavailableError, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
+import type { CrearPagoDto } from './dto/crear-pago.dto.js';
+import { toPagoResponse } from './dto/pago.response.js';
+import { type EstadoPago, Pago } from './pago.entity.js';
+import { OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoRechazadoError, PasarelaNoDisponibleError } from './pagos.errors.js';
+import { CERRAR_PAGO, INICIAR_PAGO, PAGO_ACTIVO_DE_ORDEN, PAGO_POR_OPERACION } from './pagos.sql.js';
+
+export interface CrearPagoCommand extends CrearPagoDto {
+  readonly clientId: string;
+  /** Stable across retries of one operation; undefined makes every call a new operation. */
+  readonly operationId: string | undefined;
+}
+
+type PagoRow = Omit<Pago, 'monto'> & { monto: string };
+
+// Up to this many payments in a list; an order has a handful at most.
+const LIST_LIMIT = 100;
+
+@Injectable()
+export class PagosService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+    @InjectRepository(Pago) private readonly pagos: Repository<Pago>,
+    @Inject(PAYMENT_GATEWAY) private readonly gateway: PaymentGateway,
+  ) {}
+
+  /**
+   * Charges an order once per operation. Safe to call again for the same operation at any point
+   * (after a crash, a takeover, a failed charge): it resumes instead of charging twice.
+   */
+  async crear(command: CrearPagoCommand): Promise<Pago> {
+    const operationId = command.operationId ?? randomUUID();
+    const { pago, nuevo } = await this.iniciar(command, operationId);
+    if (pago.estado !== 'PENDIENTE') return this.resultado(pago);
+    const charge = await this.cobrar(pago, command.token, !nuevo);
+    const estado: EstadoPago = charge.outcome === 'approved' ? 'APROBADO' : 'RECHAZADO';
+    // Joinable: a caller (the idempotency layer) may commit its own record in this same transaction.
+    const cerrado = await this.transactions.runJoinable((manager) => this.cerrar(manager, pago, estado, charge.id));
+    return this.resultado(cerrado);
+  }
+
+  findOne(clientId: string, id: string): Promise<Pago | null> {
+    return this.pagos.findOneBy({ id, clientId });
+  }
+
+  list(clientId: string, numeroOrden: string | undefined): Promise<Pago[]> {
+    return this.pagos.find({ where: { clientId, ...(numeroOrden && { numeroOrden }) }, order: { creadoEn: 'ASC' }, take: LIST_LIMIT });
+  }
+
+  private async iniciar(command: CrearPagoCommand, operationId: string): Promise<{ pago: Pago; nuevo: boolean }> {
+    const params = [randomUUID(), command.clientId, operationId, command.numeroOrden, command.monto, command.moneda];
+    try {
+      const [started] = await queryRows<PagoRow & { nuevo: boolean }>(this.dataSource.manager, INICIAR_PAGO, params);
+      if (started) return { pago: toPago(started), nuevo: started.nuevo };
+    } catch (error) {
+      if (sqlStateOf(error) !== SQLSTATE.uniqueViolation) throw error;
+      throw await this.conflictoDeOrden(command);
+    }
+    const [existing] = await queryRows<PagoRow>(this.dataSource.manager, PAGO_POR_OPERACION, [operationId]);
+    return { pago: toPago(existing!), nuevo: false };
+  }
+
+  private async conflictoDeOrden(command: CrearPagoCommand): Promise<Error> {
+    const [activo] = await queryRows<PagoRow>(this.dataSource.manager, PAGO_ACTIVO_DE_ORDEN, [command.clientId, command.numeroOrden]);
+    // The holder settled between our insert and this read: the client may simply retry.
+    if (!activo) return new OrdenConPagoEnCursoError(command.numeroOrden, 'unknown');
+    return activo.estado === 'APROBADO'
+      ? new OrdenYaPagadaError(command.numeroOrden, activo.id)
+      : new OrdenConPagoEnCursoError(command.numeroOrden, activo.id);
+  }
+
+  /** A resumed operation may have charged already: the gateway is asked before charging again. */
+  private async cobrar(pago: Pago, paymentToken: string, resumed: boolean): Promise<Charge> {
+    const chargeKey = `pagos-${pago.operationId}`;
+    const previous = resumed ? await this.gateway.findCharge(chargeKey) : undefined;
+    if (previous) return previous;
+    try {
+      return await this.gateway.charge({ chargeKey, amount: pago.monto, currency: pago.moneda, paymentToken });
+    } catch (error) {
+      if (!(error instanceof GatewayUnavailableError)) throw error;
+      // Nothing was charged: free the order so that it can be paid, and let the client retry.
+      await this.transactions.run((manager) => this.cerrar(manager, pago, 'FALLIDO', null));
+      throw new PasarelaNoDisponibleError();
+    }
+  }
+
+  private async cerrar(manager: EntityManager, pago: Pago, estado: EstadoPago, chargeId: string | null): Promise<Pago> {
+    const [cerrado] = await queryRows<PagoRow>(manager, CERRAR_PAGO, [pago.id, estado, chargeId]);
+    if (cerrado) return toPago(cerrado);
+    const [actual] = await queryRows<PagoRow>(manager, PAGO_POR_OPERACION, [pago.operationId]);
+    return toPago(actual!);
+  }
+
+  /** A settled payment as the API answers it: approved is a value, declined a 402 carrying it. */
+  private resultado(pago: Pago): Pago {
+    if (pago.estado === 'RECHAZADO') throw new PagoRechazadoError(toPagoResponse(pago));
+    return pago;
+  }
+}
+
+function toPago(row: PagoRow): Pago {
+  return Object.assign(new Pago(), row, { monto: Number(row.monto) });
+}
