@@ -1,3 +1,4 @@
+import type { LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
@@ -10,8 +11,11 @@ import { createValidationPipe } from './http/validation.js';
 const BODY_LIMIT = '64kb';
 
 /** The configured application, not yet listening: shared by main.ts and the end-to-end tests. */
-export async function createApp(config: AppConfig & { databaseUrl: string }): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bodyParser: false, bufferLogs: false });
+export async function createApp(
+  config: AppConfig & { databaseUrl: string },
+  logLevels?: LogLevel[],
+): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bodyParser: false, logger: logLevels });
   app.disable('x-powered-by');
   app.use(requireJsonContentType);
   app.useBodyParser('json', { limit: BODY_LIMIT });

@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import type { TestClient } from './clients.js';
+
+export interface HttpResult {
+  readonly status: number;
+  readonly headers: Headers;
+  /** The body exactly as received. */
+  readonly text: string;
+  readonly json: any;
+}
+
+export interface PagoBody {
+  numeroOrden: string;
+  monto: number;
+  moneda: string;
+  token: string;
+}
+
+export function nuevoPago(overrides: Partial<PagoBody> = {}): PagoBody {
+  return { numeroOrden: `ORD-${randomUUID().slice(0, 8)}`, monto: 1999, moneda: 'EUR', token: 'tok_visa', ...overrides };
+}
+
+export interface PostOptions {
+  readonly client: TestClient;
+  /** Sent as the Idempotency-Key header as is; omit to leave the header out. */
+  readonly key?: string;
+  readonly body: unknown;
+  /** The exact body bytes to send instead of JSON.stringify(body). */
+  readonly rawBody?: string;
+  readonly headers?: Record<string, string>;
+}
+
+export async function postPago(baseUrl: string, options: PostOptions): Promise<HttpResult> {
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${options.client.token}`,
+    'content-type': 'application/json',
+    ...(options.key !== undefined && { 'idempotency-key': options.key }),
+    ...options.headers,
+  };
+  const response = await fetch(`${baseUrl}/pagos`, { method: 'POST', headers, body: options.rawBody ?? JSON.stringify(options.body) });
+  return read(response);
+}
+
+export async function get(baseUrl: string, path: string, client?: TestClient): Promise<HttpResult> {
+  const headers: Record<string, string> = client ? { authorization: `Bearer ${client.token}` } : {};
+  return read(await fetch(`${baseUrl}${path}`, { headers }));
+}
+
+async function read(response: Response): Promise<HttpResult> {
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}
