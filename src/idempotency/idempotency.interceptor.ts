@@ -80,9 +80,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const lease = new LeaseKeeper(this.store, claim, this.options.lockTimeoutSeconds);
     const commit = this.transactions.openDeferredCommit();
     try {
-      const answer = await commit.run(() => this.runHandler(response, next));
-      const stored = await commit.commitWith((manager) => this.store.completeKey(manager, claim, answer));
-      if (!stored) throw new IdempotencyClaimLostError();
+      const answer = await this.runHandler(response, next);
+      await commit.commitWith(async (manager) => {
+        // Thrown inside, so that the handler's joined writes roll back with the lost claim.
+        if (!(await this.store.completeKey(manager, claim, answer))) throw new IdempotencyClaimLostError();
+      });
       return send(response, answer);
     } catch (error) {
       await commit.rollback();

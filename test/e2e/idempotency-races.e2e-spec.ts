@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type pg from 'pg';
+import { DataSource } from 'typeorm';
+import { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
+import type { Claim, ClaimOutcome, KeyRequest } from '../../src/idempotency/idempotency.types.js';
+import { IdempotencyPurgeJob } from '../../src/idempotency/idempotency-purge.job.js';
+import { keyRow } from '../support/ledger.js';
+import { connect, createTestDatabase } from '../support/test-database.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+/**
+ * Every transition statement in idempotency.sql.ts, raced by N concurrent callers on real
+ * PostgreSQL connections: exactly one may win. Real: the app's store, its pool, PostgreSQL.
+ */
+const RACERS = 20;
+const LOCK_TIMEOUT_SECONDS = 60;
+
+describe('idempotency statements under races', () => {
+  let app: TestApp;
+  let store: IdempotencyStore;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    const url = await createTestDatabase('idempotency_races');
+    app = await startTestApp(url, { DB_POOL_SIZE: String(RACERS) });
+    store = app.app.get(IdempotencyStore);
+    db = await connect(url);
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await app?.close();
+  });
+
+  const newRequest = (): KeyRequest => ({ scope: 'alice', key: randomUUID(), fingerprint: 'a'.repeat(64) });
+  const race = (request: KeyRequest): Promise<ClaimOutcome[]> => Promise.all(Array.from({ length: RACERS }, () => store.claimKey(request)));
+  const winners = (outcomes: ClaimOutcome[]): Claim[] => outcomes.flatMap((o) => (o.kind === 'claimed' ? [o.claim] : []));
+  const backdateLease = (request: KeyRequest) =>
+    db.query(`UPDATE idempotency_keys SET locked_at = now() - interval '1 hour' WHERE scope = $1 AND key = $2`, [request.scope, request.key]);
+  const claimOf = async (request: KeyRequest): Promise<Claim> => {
+    const outcome = await store.claimKey(request);
+    if (outcome.kind !== 'claimed') throw new Error(`expected a claim, got ${outcome.kind}`);
+    return outcome.claim;
+  };
+  const complete = (claim: Claim, body: string) =>
+    app.app.get(DataSource).transaction((manager) => store.completeKey(manager, claim, { status: 201, headers: {}, body }));
+
+  it('claimKey: of 20 first requests with one key exactly one claims it, the rest see it in flight', async () => {
+    const outcomes = await race(newRequest());
+    expect(winners(outcomes)).toHaveLength(1);
+    expect(outcomes.filter((o) => o.kind === 'in_flight')).toHaveLength(RACERS - 1);
+  });
+
+  it('claimKey on an expired key: exactly one racer starts a new operation over it', async () => {
+    const request = newRequest();
+    const old = await claimOf(request);
+    await complete(old, '{"old":true}');
+    await db.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = $1`, [request.key]);
+    const claims = winners(await race(request));
+    expect(claims).toHaveLength(1);
+    expect(claims[0]!.operationId).not.toBe(old.operationId);
+    expect(claims[0]!.resumed).toBe(false);
+  });
+
+  it('takeOverKey: of 20 retries of a claim whose lease ran out exactly one takes it over, resuming its operation', async () => {
+    const request = newRequest();
+    const stale = await claimOf(request);
+    await backdateLease(request);
+    const claims = winners(await race(request));
+    expect(claims).toHaveLength(1);
+    expect(claims[0]).toMatchObject({ resumed: true, operationId: stale.operationId });
+    expect(claims[0]!.lockToken).not.toBe(stale.lockToken);
+  });
+
+  it('takeOverKey: of 20 retries of a released claim exactly one takes it over', async () => {
+    const request = newRequest();
+    const failed = await claimOf(request);
+    await store.releaseKey(failed);
+    expect((await keyRow(db, request.scope, request.key))?.status).toBe('released');
+    const claims = winners(await race(request));
+    expect(claims).toHaveLength(1);
+    expect(claims[0]).toMatchObject({ resumed: true, operationId: failed.operationId });
+  });
+
+  it('a live claim is never taken over, however many retries arrive', async () => {
+    const request = newRequest();
+    await claimOf(request);
+    expect(winners(await race(request))).toHaveLength(0);
+  });
+
+  it('renewKey, completeKey and releaseKey of a stalled owner do nothing once its claim was taken over', async () => {
+    const request = newRequest();
+    const stalled = await claimOf(request);
+    await backdateLease(request);
+    const current = await claimOf(request);
+
+    expect(await store.renewKey(stalled)).toBe(false);
+    await store.releaseKey(stalled);
+    expect(await complete(stalled, '{"from":"stalled"}')).toBe(false);
+    const row = await keyRow(db, request.scope, request.key);
+    expect(row).toMatchObject({ status: 'in_flight', lock_token: current.lockToken });
+
+    expect(await store.renewKey(current)).toBe(true);
+    expect(await complete(current, '{"from":"current"}')).toBe(true);
+    expect(await keyRow(db, request.scope, request.key)).toMatchObject({ status: 'completed', response_body: '{"from":"current"}' });
+  });
+
+  it('completeKey: when the stalled and the current owner complete at once, only the current one is stored', async () => {
+    const request = newRequest();
+    const stalled = await claimOf(request);
+    await backdateLease(request);
+    const current = await claimOf(request);
+    const results = await Promise.all([complete(stalled, '{"from":"stalled"}'), complete(current, '{"from":"current"}')]);
+    expect(results).toEqual([false, true]);
+    const replay = await store.claimKey(request);
+    expect(replay).toEqual({ kind: 'replay', response: { status: 201, headers: {}, body: '{"from":"current"}' } });
+  });
+
+  it('completeKey: 20 concurrent completions by the owner store the answer exactly once', async () => {
+    const claim = await claimOf(newRequest());
+    const results = await Promise.all(Array.from({ length: RACERS }, (_, i) => complete(claim, `{"n":${i}}`)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('purgeExpiredKeys: two replicas purging side by side delete every expired key exactly once and no live one', async () => {
+    await db.query(`DELETE FROM idempotency_keys`);
+    const expired = 5_000;
+    await db.query(
+      `INSERT INTO idempotency_keys (scope, key, request_hash, status, operation_id, response_status, response_headers, response_body, created_at, expires_at)
+       SELECT 'purge', 'expired-' || i, repeat('a', 64), 'completed', gen_random_uuid(), 201, '{}', '{}', now() - interval '2 days', now() - interval '1 day'
+         FROM generate_series(1, $1::int) AS i`,
+      [expired],
+    );
+    const live = newRequest();
+    await claimOf(live);
+    const job = app.app.get(IdempotencyPurgeJob);
+    const [first, second] = await Promise.all([job.purgeOnce(), job.purgeOnce()]);
+    expect(first + second).toBe(expired);
+    const { rows } = await db.query(`SELECT count(*)::int AS n FROM idempotency_keys`);
+    expect(rows[0].n).toBe(1);
+    expect(await keyRow(db, live.scope, live.key)).toBeDefined();
+  });
+
+  it('a claim renewed 55 s ago, inside the 60 s lock timeout, is not taken over', async () => {
+    const request = newRequest();
+    await claimOf(request);
+    await db.query(`UPDATE idempotency_keys SET locked_at = now() - make_interval(secs => $2::int - 5) WHERE key = $1`, [
+      request.key,
+      LOCK_TIMEOUT_SECONDS,
+    ]);
+    expect(winners(await race(request))).toHaveLength(0);
+  });
+});

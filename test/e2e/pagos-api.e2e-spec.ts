@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type pg from 'pg';
+import { ALICE, BOB } from '../support/clients.js';
+import { get, type HttpResult, nuevoPago, postPago } from '../support/http.js';
+import { countCharges, countPagos, keyRow } from '../support/ledger.js';
+import { connect, createTestDatabase } from '../support/test-database.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+// Everything here is real: the app on a loopback port, the simulated processor's ledger, PostgreSQL.
+describe('the /pagos API contract (real app, real PostgreSQL)', () => {
+  let app: TestApp;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    const url = await createTestDatabase('pagos-api');
+    app = await startTestApp(url);
+    db = await connect(url);
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await app?.close();
+  });
+
+  function expectProblem(result: HttpResult, status: number, slug: string): void {
+    expect(result.status).toBe(status);
+    expect(result.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(result.json).toMatchObject({ type: `https://pagos.dev/problems/${slug}`, title: expect.any(String), status, detail: expect.any(String) });
+  }
+
+  /** The charges the processor recorded for one key: the gateway's charge key is derived from its operation id. */
+  async function chargesOf(key: string, client = ALICE): Promise<{ outcome: string; amount: string }[]> {
+    const row = await keyRow(db, client.clientId, key);
+    const { rows } = await db.query('SELECT outcome, amount::text FROM simulated_gateway_charges WHERE charge_key = $1', [`pagos-${row!.operation_id}`]);
+    return rows;
+  }
+
+  async function estadosOf(numeroOrden: string, client = ALICE): Promise<string[]> {
+    const { rows } = await db.query('SELECT estado FROM pagos WHERE client_id = $1 AND numero_orden = $2 ORDER BY creado_en', [client.clientId, numeroOrden]);
+    return rows.map((row) => row.estado);
+  }
+
+  it('an approved payment is a 201 with Location, the payment, one approved charge and a completed key', async () => {
+    const key = randomUUID();
+    const body = nuevoPago({ monto: 4250, moneda: 'USD' });
+    const created = await postPago(app.baseUrl, { client: ALICE, key, body });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(created.json).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/),
+      numeroOrden: body.numeroOrden,
+      monto: 4250,
+      moneda: 'USD',
+      estado: 'APROBADO',
+      creadoEn: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
+    expect(created.headers.get('location')).toBe(`/pagos/${created.json.id}`);
+    expect(await chargesOf(key)).toEqual([{ outcome: 'approved', amount: '4250' }]);
+    expect(await estadosOf(body.numeroOrden)).toEqual(['APROBADO']);
+    expect(await keyRow(db, ALICE.clientId, key)).toMatchObject({ status: 'completed', response_status: 201 });
+  });
+
+  it('a declined payment is a 402 problem carrying the RECHAZADO payment, with exactly one declined charge', async () => {
+    const key = randomUUID();
+    const body = nuevoPago({ token: 'tok_decline' });
+    const declined = await postPago(app.baseUrl, { client: ALICE, key, body });
+    expectProblem(declined, 402, 'pago-rechazado');
+    expect(declined.headers.get('location')).toBeNull();
+    expect(declined.json.pago).toEqual({
+      id: expect.any(String), numeroOrden: body.numeroOrden, monto: body.monto, moneda: 'EUR', estado: 'RECHAZADO', creadoEn: expect.any(String),
+    });
+    expect(await chargesOf(key)).toEqual([{ outcome: 'declined', amount: String(body.monto) }]);
+    expect(await estadosOf(body.numeroOrden)).toEqual(['RECHAZADO']);
+  });
+
+  it('a declined order can be paid with a new key: 201, and the order then holds one declined and one approved payment', async () => {
+    const body = nuevoPago({ token: 'tok_decline' });
+    expect((await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body })).status).toBe(402);
+    const key = randomUUID();
+    const paid = await postPago(app.baseUrl, { client: ALICE, key, body: { ...body, token: 'tok_mastercard' } });
+    expect(paid.status).toBe(201);
+    expect(paid.json).toMatchObject({ numeroOrden: body.numeroOrden, estado: 'APROBADO' });
+    expect(await chargesOf(key)).toEqual([{ outcome: 'approved', amount: String(body.monto) }]);
+    expect(await estadosOf(body.numeroOrden)).toEqual(['RECHAZADO', 'APROBADO']);
+  });
+
+  it('a paid order with a new key is a 409 problem naming pagoExistenteId, and nothing is charged again', async () => {
+    const body = nuevoPago();
+    const paid = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body });
+    expect(paid.status).toBe(201);
+    const charges = await countCharges(db);
+    const conflict = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: { ...body, token: 'tok_amex' } });
+    expectProblem(conflict, 409, 'orden-ya-pagada');
+    expect(conflict.json.pagoExistenteId).toBe(paid.json.id);
+    expect(await countCharges(db)).toBe(charges);
+    expect(await estadosOf(body.numeroOrden)).toEqual(['APROBADO']);
+  });
+
+  it('an order number is per client: BOB paying the order number ALICE paid gets 201, not 409', async () => {
+    const body = nuevoPago();
+    expect((await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body })).status).toBe(201);
+    expect((await postPago(app.baseUrl, { client: BOB, key: randomUUID(), body })).status).toBe(201);
+  });
+
+  it('GET /pagos/:id of an own payment is a 200 equal to the POST answer', async () => {
+    const created = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: nuevoPago() });
+    const fetched = await get(app.baseUrl, created.headers.get('location')!, ALICE);
+    expect(fetched.status).toBe(200);
+    expect(fetched.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(fetched.json).toEqual(created.json);
+  });
+
+  it("GET /pagos/:id of another client's payment is the same 404 problem as an unknown id", async () => {
+    const created = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: nuevoPago() });
+    const asBob = await get(app.baseUrl, `/pagos/${created.json.id}`, BOB);
+    expectProblem(asBob, 404, 'pago-no-encontrado');
+    expect(asBob.text).not.toContain(created.json.numeroOrden);
+    const unknown = await get(app.baseUrl, `/pagos/${randomUUID()}`, ALICE);
+    expect(asBob.text).toBe(unknown.text);
+  });
+
+  it.each(['not-a-uuid', '12345', `${randomUUID()}x`, "1'%20OR%20'1'='1"])('GET /pagos/%s (a malformed id) is a 404 problem', async (id) => {
+    expectProblem(await get(app.baseUrl, `/pagos/${id}`, ALICE), 404, 'pago-no-encontrado');
+  });
+
+  it('GET /pagos?numeroOrden= lists only the caller\'s own payments of that order, oldest first', async () => {
+    const body = nuevoPago();
+    const declined = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: { ...body, token: 'tok_decline' } });
+    const approved = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body });
+    const bobs = await postPago(app.baseUrl, { client: BOB, key: randomUUID(), body });
+    await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: nuevoPago() });
+
+    const aliceList = await get(app.baseUrl, `/pagos?numeroOrden=${body.numeroOrden}`, ALICE);
+    expect(aliceList.status).toBe(200);
+    expect(aliceList.json).toEqual([declined.json.pago, approved.json]);
+    const bobList = await get(app.baseUrl, `/pagos?numeroOrden=${body.numeroOrden}`, BOB);
+    expect(bobList.json).toEqual([bobs.json]);
+    expect((await get(app.baseUrl, '/pagos?numeroOrden=ORD-never-used', ALICE)).json).toEqual([]);
+  });
+
+  it.each(['ORD%201', 'O'.repeat(65)])('GET /pagos?numeroOrden=%s (not a valid order number) is a 400 problem', async (numeroOrden) => {
+    expectProblem(await get(app.baseUrl, `/pagos?numeroOrden=${numeroOrden}`, ALICE), 400, 'validation-failed');
+  });
+
+  it.each([
+    ['no Authorization header', undefined],
+    ['an unknown bearer token', 'Bearer not-a-real-token-0123456789'],
+    ['another scheme', `Basic ${Buffer.from(`alice:${ALICE.token}`).toString('base64')}`],
+    ['a bare token without scheme', ALICE.token],
+  ])('%s is a 401 problem with WWW-Authenticate, on POST (claiming nothing) and on GET', async (_name, authorization) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': randomUUID(), ...(authorization && { authorization }) };
+    const body = nuevoPago();
+    const charges = await countCharges(db);
+    const response = await fetch(`${app.baseUrl}/pagos`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const text = await response.text();
+    const posted = { status: response.status, headers: response.headers, text, json: JSON.parse(text) };
+    expectProblem(posted, 401, 'unauthenticated');
+    expect(posted.headers.get('www-authenticate')).toBe('Bearer realm="pagos"');
+    expect(await countPagos(db, 'numero_orden = $1', [body.numeroOrden])).toBe(0);
+    expect(await countCharges(db)).toBe(charges);
+    const { rows } = await db.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [headers['idempotency-key']]);
+    expect(rows[0].n).toBe(0);
+
+    const listed = await fetch(`${app.baseUrl}/pagos`, { headers: authorization ? { authorization } : {} });
+    expect(listed.status).toBe(401);
+    expect(listed.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(listed.headers.get('www-authenticate')).toBe('Bearer realm="pagos"');
+  });
+
+  it('a processor failure is a 502 problem, charges nothing, marks the payment FALLIDO and releases the key', async () => {
+    const key = randomUUID();
+    const body = nuevoPago({ token: 'tok_error' });
+    const charges = await countCharges(db);
+    const failed = await postPago(app.baseUrl, { client: ALICE, key, body });
+    expectProblem(failed, 502, 'pasarela-no-disponible');
+    expect(await countCharges(db)).toBe(charges);
+    expect(await chargesOf(key)).toEqual([]);
+    expect(await estadosOf(body.numeroOrden)).toEqual(['FALLIDO']);
+    expect(await keyRow(db, ALICE.clientId, key)).toMatchObject({ status: 'released', response_status: null, response_body: null });
+  });
+
+  it('a retry of a 502 with the same key runs again (502 again, not a replay) and resumes the same payment', async () => {
+    const key = randomUUID();
+    const body = nuevoPago({ token: 'tok_error' });
+    expect((await postPago(app.baseUrl, { client: ALICE, key, body })).status).toBe(502);
+    const operationId = (await keyRow(db, ALICE.clientId, key))!.operation_id;
+
+    const retry = await postPago(app.baseUrl, { client: ALICE, key, body });
+    expectProblem(retry, 502, 'pasarela-no-disponible');
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(await keyRow(db, ALICE.clientId, key)).toMatchObject({ status: 'released', operation_id: operationId });
+    expect(await countPagos(db, 'operation_id = $1', [operationId])).toBe(1);
+    expect(await estadosOf(body.numeroOrden)).toEqual(['FALLIDO']);
+    expect(await chargesOf(key)).toEqual([]);
+  });
+
+  it('a FALLIDO payment does not block the order: a new key gets 201; the failed key retried then gets 409 naming it', async () => {
+    const failedKey = randomUUID();
+    const body = nuevoPago({ token: 'tok_error' });
+    expect((await postPago(app.baseUrl, { client: ALICE, key: failedKey, body })).status).toBe(502);
+
+    const key = randomUUID();
+    const paid = await postPago(app.baseUrl, { client: ALICE, key, body: { ...body, token: 'tok_visa' } });
+    expect(paid.status).toBe(201);
+    expect(await chargesOf(key)).toEqual([{ outcome: 'approved', amount: String(body.monto) }]);
+    expect(await estadosOf(body.numeroOrden)).toEqual(['FALLIDO', 'APROBADO']);
+
+    const charges = await countCharges(db);
+    const retry = await postPago(app.baseUrl, { client: ALICE, key: failedKey, body });
+    expectProblem(retry, 409, 'orden-ya-pagada');
+    expect(retry.json.pagoExistenteId).toBe(paid.json.id);
+    expect(await countCharges(db)).toBe(charges);
+    expect(await estadosOf(body.numeroOrden)).toEqual(['FALLIDO', 'APROBADO']);
+  });
+});

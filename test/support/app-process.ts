@@ -1,0 +1,74 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { TEST_API_TOKENS } from './clients.js';
+
+const MAIN = path.resolve('dist/src/main.js');
+const READY_LINE = 'pagos listening on port';
+const START_TIMEOUT_MS = 30_000;
+
+export interface AppProcess {
+  readonly baseUrl: string;
+  readonly child: ChildProcess;
+  /** Everything the process printed so far. */
+  output(): string;
+  /** Sends the signal and resolves with the exit code (null when killed by a signal). */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** The built service (`npm test` builds it first) as a separate OS process on a free loopback port. */
+export async function startAppProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<AppProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH, NODE_ENV: 'test', API_TOKENS: TEST_API_TOKENS, ...env, PORT: String(port), DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  await waitFor(() => output.includes(READY_LINE), child, () => output);
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    child,
+    output: () => output,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      const exited = once(child, 'exit');
+      child.kill(signal);
+      const [code] = (await exited) as [number | null];
+      return code;
+    },
+  };
+}
+
+/** Runs the built service with `env` and resolves with its exit code and output, for start-up failures. */
+export async function runAppProcessToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stderr };
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+async function waitFor(ready: () => boolean, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (!ready()) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode} during start:\n${output()}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`service did not start within ${START_TIMEOUT_MS} ms:\n${output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

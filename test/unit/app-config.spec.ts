@@ -1,0 +1,193 @@
+// class-transformer's @Type reads decorator metadata; main.ts loads this polyfill for the app.
+import 'reflect-metadata';
+import { describe, expect, it } from '@jest/globals';
+import { CONFIG_DEFAULTS, ConfigError, DEMO_API_TOKENS, loadConfig } from '../../src/config/app-config.js';
+
+/** Pure validation of an environment object; `process.env` is never read or written here. */
+const TOKEN_A = 'tok-alice-0123456789abcdef';
+const TOKEN_B = 'tok-bob-0123456789abcdef';
+
+/** The ConfigError `loadConfig(env)` throws; fails the test if it throws nothing or something else. */
+function configErrorFor(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error(`expected a ConfigError for ${Object.keys(env).join(', ')}`);
+}
+
+/** The start-up rule: one line, naming the variable. */
+function expectOneLineNaming(error: ConfigError, variable: string): void {
+  expect(error.name).toBe('ConfigError');
+  expect(error.message).not.toMatch(/[\r\n]/);
+  expect(error.message).toContain(variable);
+}
+
+describe('loadConfig: defaults', () => {
+  it('an empty environment yields the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.runMigrationsOnStart).toBe(true);
+    expect(config.idempotency).toEqual({ ttlSeconds: 86400, lockTimeoutSeconds: 60, purgeCron: '0 */10 * * * *', purgeBatchSize: 1000 });
+    expect(config.dbPoolSize).toBe(CONFIG_DEFAULTS.dbPoolSize);
+    expect(config.gatewayLatencyMs).toBe(0);
+  });
+
+  it('with API_TOKENS unset the demo client is configured', () => {
+    const [clientId, token] = DEMO_API_TOKENS.split(':');
+    expect(loadConfig({}).apiClients).toEqual([{ clientId, token }]);
+  });
+
+  it('an empty-string value is treated as unset, so the default applies', () => {
+    const names = ['PORT', 'DATABASE_URL', 'DB_MIGRATIONS_RUN', 'API_TOKENS', 'IDEMPOTENCY_TTL_SECONDS', 'IDEMPOTENCY_LOCK_TIMEOUT_SECONDS', 'IDEMPOTENCY_PURGE_CRON', 'IDEMPOTENCY_PURGE_BATCH_SIZE'];
+    expect(loadConfig(Object.fromEntries(names.map((name) => [name, ''])))).toEqual(loadConfig({}));
+  });
+
+  it('variables the service does not know are ignored', () => {
+    expect(loadConfig({ PATH: '/usr/bin', HOME: '/root' })).toEqual(loadConfig({}));
+  });
+});
+
+describe('loadConfig: valid values are read', () => {
+  it('numbers, the URL, the cron and the clients come through typed', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgres://app@db.internal:5432/pagos',
+      IDEMPOTENCY_TTL_SECONDS: '3600',
+      IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: '30',
+      IDEMPOTENCY_PURGE_CRON: '*/5 * * * *',
+      IDEMPOTENCY_PURGE_BATCH_SIZE: '50',
+      API_TOKENS: `alice:${TOKEN_A},bob:${TOKEN_B}`,
+    });
+    expect(config.port).toBe(8080);
+    expect(config.databaseUrl).toBe('postgres://app@db.internal:5432/pagos');
+    expect(config.idempotency).toEqual({ ttlSeconds: 3600, lockTimeoutSeconds: 30, purgeCron: '*/5 * * * *', purgeBatchSize: 50 });
+    expect(config.apiClients).toEqual([
+      { clientId: 'alice', token: TOKEN_A },
+      { clientId: 'bob', token: TOKEN_B },
+    ]);
+  });
+
+  it('a postgresql:// URL is accepted as well as postgres://', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u:p@127.0.0.1/pagos' }).databaseUrl).toBe('postgresql://u:p@127.0.0.1/pagos');
+  });
+
+  it('DB_MIGRATIONS_RUN=false turns migrations at start-up off; true keeps them on', () => {
+    expect(loadConfig({ DB_MIGRATIONS_RUN: 'false' }).runMigrationsOnStart).toBe(false);
+    expect(loadConfig({ DB_MIGRATIONS_RUN: 'true' }).runMigrationsOnStart).toBe(true);
+  });
+
+  it('a TTL one second longer than the lock timeout is accepted', () => {
+    expect(loadConfig({ IDEMPOTENCY_TTL_SECONDS: '61', IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: '60' }).idempotency.ttlSeconds).toBe(61);
+  });
+});
+
+describe('loadConfig: a bad value throws a one-line ConfigError naming the variable', () => {
+  it.each([
+    ['DATABASE_URL', 'not a url'],
+    ['DATABASE_URL', 'mysql://x/y'],
+    ['DATABASE_URL', 'postgres:///pagos'],
+    ['IDEMPOTENCY_TTL_SECONDS', '-1'],
+    ['IDEMPOTENCY_TTL_SECONDS', '3600.5'],
+    ['IDEMPOTENCY_LOCK_TIMEOUT_SECONDS', '0'],
+    ['PORT', 'abc'],
+    ['PORT', '3000.5'],
+    ['PORT', '65536'],
+    ['PORT', '-1'],
+    ['IDEMPOTENCY_PURGE_CRON', 'every 10 minutes'],
+    ['IDEMPOTENCY_PURGE_CRON', '61 * * * * *'],
+    ['IDEMPOTENCY_PURGE_CRON', '* * *'],
+    ['IDEMPOTENCY_PURGE_BATCH_SIZE', '0'],
+    ['DB_MIGRATIONS_RUN', 'no'],
+    ['API_TOKENS', 'alice'],
+    ['API_TOKENS', 'alice:short'],
+    ['API_TOKENS', `alice:${TOKEN_A},`],
+    ['API_TOKENS', `alice:${TOKEN_A};bob:${TOKEN_B}`],
+    ['API_TOKENS', `al ice:${TOKEN_A}`],
+  ])('%s=%j is rejected', (variable, value) => {
+    const error = configErrorFor({ [variable]: value });
+    expectOneLineNaming(error, variable);
+    expect(error.message).toMatch(new RegExp(`^Invalid configuration: ${variable}=`));
+  });
+
+  it('a value with a newline still yields a one-line message', () => {
+    expectOneLineNaming(configErrorFor({ IDEMPOTENCY_PURGE_CRON: '0 */10 * * * *\nrm -rf /' }), 'IDEMPOTENCY_PURGE_CRON');
+  });
+
+  it('a duplicate client id in API_TOKENS is rejected, naming the client', () => {
+    const error = configErrorFor({ API_TOKENS: `alice:${TOKEN_A},alice:${TOKEN_B}` });
+    expectOneLineNaming(error, 'API_TOKENS');
+    expect(error.message).toContain('"alice"');
+  });
+
+  it.each([
+    ['equal to', '60', '60'],
+    ['shorter than', '60', '120'],
+  ])('a TTL %s the lock timeout is rejected, naming both variables', (_name, ttl, lock) => {
+    const error = configErrorFor({ IDEMPOTENCY_TTL_SECONDS: ttl, IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: lock });
+    expectOneLineNaming(error, 'IDEMPOTENCY_TTL_SECONDS');
+    expect(error.message).toContain('IDEMPOTENCY_LOCK_TIMEOUT_SECONDS');
+  });
+
+  it('a non-secret value is quoted as given, so the operator sees what was wrong', () => {
+    expect(configErrorFor({ IDEMPOTENCY_PURGE_CRON: 'every 10 minutes' }).message).toContain('"every 10 minutes"');
+    expect(configErrorFor({ PORT: '3000.5' }).message).toContain('PORT=3000.5');
+  });
+});
+
+describe('loadConfig: secrets never appear in an error message', () => {
+  it.each([
+    ['a token too short', 'alice:s3cr3t-short'],
+    ['a pair without a colon', 's3cr3t-short-but-long-enough-0001'],
+    ['a token with a space', 'alice:s3cr3t short-but-long-enough'],
+  ])('malformed API_TOKENS (%s) are reported as (hidden)', (_name, value) => {
+    const error = configErrorFor({ API_TOKENS: value });
+    expect(error.message).toContain('API_TOKENS=(hidden)');
+    expect(error.message).not.toContain('s3cr3t');
+  });
+
+  it.each([
+    ['an unsupported scheme', 'mysql://app:hunter2-pw@db.internal/pagos'],
+    ['no host', 'postgres://app:hunter2-pw@/pagos'],
+    ['not a URL', 'app:hunter2-pw db.internal'],
+  ])('a bad DATABASE_URL (%s) is reported as (hidden)', (_name, value) => {
+    const error = configErrorFor({ DATABASE_URL: value });
+    expect(error.message).toContain('DATABASE_URL=(hidden)');
+    expect(error.message).not.toContain('hunter2');
+  });
+
+  it('a duplicate client in API_TOKENS names the client but no token', () => {
+    const message = configErrorFor({ API_TOKENS: `alice:${TOKEN_A},alice:${TOKEN_B}` }).message;
+    expect(message).not.toContain(TOKEN_A);
+    expect(message).not.toContain(TOKEN_B);
+  });
+
+  it('an error in another variable does not echo valid secrets next to it', () => {
+    const message = configErrorFor({
+      DATABASE_URL: 'postgres://app:hunter2-pw@db.internal/pagos',
+      API_TOKENS: `alice:${TOKEN_A}`,
+      IDEMPOTENCY_TTL_SECONDS: '60',
+    }).message;
+    expect(message).toContain('IDEMPOTENCY_TTL_SECONDS');
+    expect(message).not.toContain('hunter2');
+    expect(message).not.toContain(TOKEN_A);
+  });
+});
+
+// The two tests below fail against the current source; they state the start-up rule it breaks.
+describe('loadConfig: a bad number is reported as what it is', () => {
+  it('PORT=abc is reported as not an integer, quoting "abc" as given', () => {
+    // Today: `Invalid configuration: PORT=null: PORT must not be greater than 65535`.
+    const message = configErrorFor({ PORT: 'abc' }).message;
+    expect(message).toContain('"abc"');
+    expect(message).toContain('PORT must be an integer number');
+  });
+
+  it('a whitespace-only PORT is rejected, never read as port 0 (a random port)', () => {
+    // Today: Number(' ') is 0, which passes @IsInt() @Min(0), so the app listens on a random port.
+    expectOneLineNaming(configErrorFor({ PORT: ' ' }), 'PORT');
+  });
+});
