@@ -89,6 +89,8 @@ function assertConsistent(config: AppConfig): void {
   const ids = config.apiClients.map((client) => client.clientId);
   const duplicate = ids.find((id, index) => ids.indexOf(id) !== index);
   if (duplicate) throw new ConfigError(`API_TOKENS names client "${duplicate}" twice`);
+  const tokens = config.apiClients.map((client) => client.token);
+  if (new Set(tokens).size !== tokens.length) throw new ConfigError('API_TOKENS gives two clients the same token');
 }
 
 function parseApiTokens(value: string): ApiClient[] {
@@ -107,7 +109,9 @@ function withoutEmptyValues(env: NodeJS.ProcessEnv): Record<string, string> {
 const SECRET_VARIABLES = new Set(['API_TOKENS', 'DATABASE_URL']);
 
 function describe(error: ValidationError): string {
-  const [message] = Object.values(error.constraints ?? {});
+  // A value of the wrong kind fails every rule; saying so beats quoting an arbitrary bound.
+  const constraints = error.constraints ?? {};
+  const message = constraints.isInt ?? Object.values(constraints)[0];
   const value = SECRET_VARIABLES.has(error.property) ? '(hidden)' : JSON.stringify(error.value);
   return `Invalid configuration: ${error.property}=${value}: ${message ?? 'invalid value'}`;
 }

@@ -1,6 +1,16 @@
-import { Type } from 'class-transformer';
+import 'reflect-metadata';
+import { Transform } from 'class-transformer';
+import { applyDecorators } from '@nestjs/common';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, Validate } from 'class-validator';
 import { CronExpressionConstraint, DatabaseUrlConstraint } from './env.constraints.js';
+
+/** Decimal digits become a number; anything else ("abc", " ", "1e3") stays a string and fails IsInt. */
+function WholeNumber(): PropertyDecorator {
+  return applyDecorators(
+    Transform(({ value }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value)),
+    IsInt({ message: ({ property }) => `${property} must be a whole number` }),
+  );
+}
 
 /**
  * Every environment variable the service reads, with its rule. Defaults live in
@@ -8,8 +18,7 @@ import { CronExpressionConstraint, DatabaseUrlConstraint } from './env.constrain
  */
 export class EnvSchema {
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @WholeNumber()
   @Min(0)
   @Max(65535)
   PORT?: number;
@@ -23,8 +32,7 @@ export class EnvSchema {
   DB_MIGRATIONS_RUN?: string;
 
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @WholeNumber()
   @Min(1)
   @Max(200)
   DB_POOL_SIZE?: number;
@@ -34,8 +42,7 @@ export class EnvSchema {
   EMBEDDED_PG_DATA_DIR?: string;
 
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @WholeNumber()
   @Min(1)
   @Max(65535)
   EMBEDDED_PG_PORT?: number;
@@ -48,15 +55,13 @@ export class EnvSchema {
   API_TOKENS?: string;
 
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @WholeNumber()
   @Min(60)
   @Max(30 * 86400)
   IDEMPOTENCY_TTL_SECONDS?: number;
 
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @WholeNumber()
   @Min(1)
   @Max(3600)
   IDEMPOTENCY_LOCK_TIMEOUT_SECONDS?: number;
@@ -66,15 +71,13 @@ export class EnvSchema {
   IDEMPOTENCY_PURGE_CRON?: string;
 
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @WholeNumber()
   @Min(1)
   @Max(100000)
   IDEMPOTENCY_PURGE_BATCH_SIZE?: number;
 
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @WholeNumber()
   @Min(0)
   @Max(120000)
   GATEWAY_LATENCY_MS?: number;

@@ -43,7 +43,8 @@ export class ProblemException extends HttpException {
     const { slug, title, status } = this.definition;
     return {
       status,
-      body: { type: PROBLEM_TYPE_BASE + slug, title, status, detail: this.detail, ...this.extensions },
+      // Extensions first: they may add members, never replace the standard ones.
+      body: { ...this.extensions, type: PROBLEM_TYPE_BASE + slug, title, status, detail: this.detail },
       headers: this.headers,
     };
   }

@@ -123,6 +123,12 @@ describe('loadConfig: a bad value throws a one-line ConfigError naming the varia
     expect(error.message).toContain('"alice"');
   });
 
+  it('two clients sharing one token are rejected, since the token could not tell them apart', () => {
+    const error = configErrorFor({ API_TOKENS: `alice:${TOKEN_A},bob:${TOKEN_A}` });
+    expectOneLineNaming(error, 'API_TOKENS');
+    expect(error.message).not.toContain(TOKEN_A);
+  });
+
   it.each([
     ['equal to', '60', '60'],
     ['shorter than', '60', '120'],
@@ -134,7 +140,7 @@ describe('loadConfig: a bad value throws a one-line ConfigError naming the varia
 
   it('a non-secret value is quoted as given, so the operator sees what was wrong', () => {
     expect(configErrorFor({ IDEMPOTENCY_PURGE_CRON: 'every 10 minutes' }).message).toContain('"every 10 minutes"');
-    expect(configErrorFor({ PORT: '3000.5' }).message).toContain('PORT=3000.5');
+    expect(configErrorFor({ PORT: '3000.5' }).message).toContain('PORT="3000.5"');
   });
 });
 
@@ -183,7 +189,7 @@ describe('loadConfig: a bad number is reported as what it is', () => {
     // Today: `Invalid configuration: PORT=null: PORT must not be greater than 65535`.
     const message = configErrorFor({ PORT: 'abc' }).message;
     expect(message).toContain('"abc"');
-    expect(message).toContain('PORT must be an integer number');
+    expect(message).toContain('PORT must be a whole number');
   });
 
   it('a whitespace-only PORT is rejected, never read as port 0 (a random port)', () => {
