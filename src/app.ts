@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
 import { Transactions } from './database/transactions.js';
 import type { AppConfig } from './config/app-config.js';
+import { answerMalformedRequestsWithProblems } from './http/client-error.handler.js';
 import { requireJsonContentType } from './http/json-content-type.middleware.js';
 import { ProblemFilter } from './http/problem.filter.js';
 import { createValidationPipe } from './http/validation.js';
@@ -24,5 +25,6 @@ export async function createApp(
   app.use(app.get(Transactions).requestScope);
   app.useGlobalFilters(new ProblemFilter());
   app.useGlobalPipes(createValidationPipe());
+  answerMalformedRequestsWithProblems(app.getHttpServer());
   return app;
 }

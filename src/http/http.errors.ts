@@ -19,7 +19,7 @@ export class RequestValidationError extends ProblemException {
   constructor(errors: readonly string[]) {
     super(
       { slug: 'validation-failed', title: 'Invalid request', status: HttpStatus.BAD_REQUEST },
-      'The request body is invalid; fix it and send it again (the same Idempotency-Key may be reused).',
+      'The request is invalid (see errors); fix it and send it again. Invalid requests are never stored under an Idempotency-Key.',
       { errors },
     );
   }

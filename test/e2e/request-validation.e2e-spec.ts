@@ -104,16 +104,16 @@ describe('Idempotency-Key and body validation, answered before the key is claime
     await expectNothingStored(key, body.numeroOrden, charges);
   });
 
-  // Node's HTTP parser refuses DEL and the other control bytes in a header before Express runs:
-  // its answer is a bare 400 without a body, so only the "nothing claimed" half can hold here.
+  // Node's HTTP parser refuses DEL and the other control bytes in a header before Express runs;
+  // the server's clientError handler still answers with a problem.
   it.each([
     ['DEL (0x7f)', '\x7f'],
     ['a control byte (0x01)', '\x01'],
-  ])('an Idempotency-Key with %s inside, sent as a raw byte, is refused with 400 and claims nothing', async (_name, byte) => {
+  ])('an Idempotency-Key with %s inside, sent as a raw byte, is a 400 problem and claims nothing', async (_name, byte) => {
     const body = nuevoPago();
     const [keys, charges] = [await countKeys(), await countCharges(db)];
     const result = await postWithRawKey(`raw${byte}inside-${randomUUID()}`, body);
-    expect(result.status).toBe(400);
+    expectProblem(result, 400, 'malformed-request');
     expect(await countKeys()).toBe(keys);
     await expectNothingStored(undefined, body.numeroOrden, charges);
   });

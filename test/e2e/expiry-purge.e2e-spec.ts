@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type pg from 'pg';
+import { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
+import { IdempotencyPurgeJob } from '../../src/idempotency/idempotency-purge.job.js';
+import { ALICE } from '../support/clients.js';
+import { countCharges, keyRow } from '../support/ledger.js';
+import { nuevoPago, postPago } from '../support/http.js';
+import { connect, createTestDatabase } from '../support/test-database.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+/** Key expiry and the purge job, on real PostgreSQL; expiry is reached by backdating, never by sleeping. */
+const TTL_SECONDS = 3600;
+const BATCH = 500;
+
+describe('key expiry and purge', () => {
+  let url: string;
+  let app: TestApp;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    url = await createTestDatabase('expiry_purge');
+    app = await startTestApp(url, { IDEMPOTENCY_TTL_SECONDS: String(TTL_SECONDS), IDEMPOTENCY_PURGE_BATCH_SIZE: String(BATCH) });
+    db = await connect(url);
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await app?.close();
+  });
+
+  const expire = (key: string) =>
+    db.query(`UPDATE idempotency_keys SET created_at = created_at - interval '2 hours', expires_at = now() - interval '1 second' WHERE key = $1`, [key]);
+  const insertExpiredKeys = (count: number, prefix: string) =>
+    db.query(
+      `INSERT INTO idempotency_keys (scope, key, request_hash, status, operation_id, response_status, response_headers, response_body, created_at, expires_at)
+       SELECT 'alice', $2 || i, repeat('a', 64), 'completed', gen_random_uuid(), 201, '{}', '{}', now() - interval '2 days', now() - interval '1 day'
+         FROM generate_series(1, $1::int) AS i`,
+      [count, prefix],
+    );
+  const countKeys = async (prefix: string) =>
+    (await db.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key LIKE $1 || '%'`, [prefix])).rows[0].n;
+
+  it('expiresAt is createdAt + IDEMPOTENCY_TTL_SECONDS', async () => {
+    const key = randomUUID();
+    await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago() });
+    const { rows } = await db.query(`SELECT extract(epoch FROM expires_at - created_at)::int AS ttl FROM idempotency_keys WHERE key = $1`, [key]);
+    expect(rows[0].ttl).toBe(TTL_SECONDS);
+  });
+
+  it('an expired key is treated as unused on read, before any purge: the request runs as a new operation', async () => {
+    const key = randomUUID();
+    const body = nuevoPago({ token: 'tok_decline' });
+    const first = await postPago(app.baseUrl, { client: ALICE, key, body });
+    expect(first.status).toBe(402);
+    const charges = await countCharges(db);
+    await expire(key);
+
+    const again = await postPago(app.baseUrl, { client: ALICE, key, body });
+    expect(again.status).toBe(402);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.json.pago.id).not.toBe(first.json.pago.id);
+    expect(await countCharges(db)).toBe(charges + 1);
+    const row = await keyRow(db, 'alice', key);
+    expect(new Date(row!.expires_at).getTime()).toBeGreaterThan(Date.now());
+  });
+
+  it('an expired key may be reused with a different request: no 422', async () => {
+    const key = randomUUID();
+    await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago() });
+    await expire(key);
+    const other = await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago({ monto: 5 }) });
+    expect(other.status).toBe(201);
+    expect(other.json.monto).toBe(5);
+  });
+
+  it('one purge statement deletes at most one batch, oldest first, and leaves live keys alone', async () => {
+    await insertExpiredKeys(BATCH * 2 + 7, 'batch-');
+    const live = randomUUID();
+    await postPago(app.baseUrl, { client: ALICE, key: live, body: nuevoPago() });
+    const store = app.app.get(IdempotencyStore);
+    expect(await store.purgeExpiredKeys()).toBe(BATCH);
+    expect(await countKeys('batch-')).toBe(BATCH + 7);
+    expect(await app.app.get(IdempotencyPurgeJob).purgeOnce()).toBe(BATCH + 7);
+    expect(await countKeys('batch-')).toBe(0);
+    expect(await keyRow(db, 'alice', live)).toBeDefined();
+  });
+
+  it('purgeOnce clears 20,000 expired keys in bounded batches', async () => {
+    await insertExpiredKeys(20_000, 'many-');
+    const purged = await app.app.get(IdempotencyPurgeJob).purgeOnce();
+    expect(purged).toBe(20_000);
+    expect(await countKeys('many-')).toBe(0);
+  });
+
+  it('the purge uses the expires_at index instead of scanning the table', async () => {
+    await insertExpiredKeys(5_000, 'plan-');
+    await db.query('ANALYZE idempotency_keys');
+    await db.query('SET enable_seqscan = off');
+    const { rows } = await db.query(
+      `EXPLAIN SELECT scope, key FROM idempotency_keys WHERE expires_at <= now() ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED`,
+    );
+    await db.query('RESET enable_seqscan');
+    expect(rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('idempotency_keys_expires_at_idx');
+  });
+
+  it('the scheduled job purges expired keys on its own', async () => {
+    await insertExpiredKeys(1_000, 'cron-');
+    const everySecond = await startTestApp(url, { IDEMPOTENCY_PURGE_CRON: '* * * * * *', DB_MIGRATIONS_RUN: 'false' });
+    try {
+      for (let i = 0; i < 100 && (await countKeys('cron-')) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await countKeys('cron-')).toBe(0);
+    } finally {
+      await everySecond.close();
+    }
+  });
+});

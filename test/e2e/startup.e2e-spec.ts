@@ -1,0 +1,50 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { runAppProcessToExit, startAppProcess, type AppProcess } from '../support/app-process.js';
+import { ALICE } from '../support/clients.js';
+import { nuevoPago, postPago } from '../support/http.js';
+import { connect, createTestDatabase } from '../support/test-database.js';
+
+/** Start-up of the built service as an operator runs it. */
+describe('starting the service', () => {
+  const started: AppProcess[] = [];
+
+  afterAll(async () => {
+    await Promise.all(started.map((app) => app.stop('SIGKILL')));
+  });
+
+  it.each([
+    ['an unparsable DATABASE_URL', { DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    ['a negative TTL', { DATABASE_URL: 'postgres://127.0.0.1:1/x', IDEMPOTENCY_TTL_SECONDS: '-5' }, 'IDEMPOTENCY_TTL_SECONDS'],
+    ['a TTL shorter than the lock timeout', { DATABASE_URL: 'postgres://127.0.0.1:1/x', IDEMPOTENCY_TTL_SECONDS: '120', IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: '600' }, 'IDEMPOTENCY_TTL_SECONDS'],
+  ])('fails with exit code 1 and one line naming the variable for %s', async (_name, env, variable) => {
+    const { code, stderr } = await runAppProcessToExit(env);
+    expect(code).toBe(1);
+    const lines = stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(variable);
+    expect(lines[0]).not.toMatch(/\s+at\s/);
+  });
+
+  it('two replicas starting at once on an empty database migrate it once and both serve', async () => {
+    const url = await createTestDatabase('startup');
+    const replicas = await Promise.all([startAppProcess(url), startAppProcess(url)]);
+    started.push(...replicas);
+    const db = await connect(url);
+    try {
+      const { rows } = await db.query(`SELECT count(*)::int AS n FROM migrations`);
+      expect(rows[0].n).toBe(3);
+    } finally {
+      await db.end();
+    }
+    for (const replica of replicas) {
+      const created = await postPago(replica.baseUrl, { client: ALICE, key: crypto.randomUUID(), body: nuevoPago() });
+      expect(created.status).toBe(201);
+    }
+  });
+
+  it('SIGTERM closes the service cleanly with exit code 0', async () => {
+    const url = await createTestDatabase('startup_sigterm');
+    const app = await startAppProcess(url);
+    expect(await app.stop('SIGTERM')).toBe(0);
+  });
+});
