@@ -9,11 +9,10 @@ async function bootstrap(): Promise<void> {
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ ...config.embeddedPg, persistent: true });
   const databaseUrl = config.databaseUrl ?? embedded!.url;
   const app = await createApp({ ...config, databaseUrl });
-  await app.listen(config.port, '0.0.0.0');
   const logger = new Logger('Bootstrap');
-  logger.log(`pagos listening on port ${config.port}${embedded ? ' (embedded PostgreSQL)' : ''}`);
 
   // Handled here rather than by Nest's shutdown hooks, which re-raise the signal and exit non-zero.
+  // Installed before listening, so that no signal can arrive while nobody handles it.
   const shutdown = async (signal: string): Promise<void> => {
     logger.log(`${signal}: finishing in-flight requests`);
     await app.close();
@@ -22,6 +21,9 @@ async function bootstrap(): Promise<void> {
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+
+  await app.listen(config.port, '0.0.0.0');
+  logger.log(`pagos listening on port ${config.port}${embedded ? ' (embedded PostgreSQL)' : ''}`);
 }
 
 bootstrap().catch((error: unknown) => {
