@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.js';
-import { ConfigError, loadConfig } from './config/app-config.js';
+import { ConfigError, loadConfig, readEnvironment } from './config/app-config.js';
 import { startEmbeddedPostgres } from './database/embedded-postgres.js';
 
 async function bootstrap(): Promise<void> {
-  const config = loadConfig(process.env);
+  const config = loadConfig(readEnvironment());
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ ...config.embeddedPg, persistent: true });
   const databaseUrl = config.databaseUrl ?? embedded!.url;
   const app = await createApp({ ...config, databaseUrl });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { EnvSchema } from './env.schema.js';
@@ -50,6 +51,15 @@ export const CONFIG_DEFAULTS = {
   purgeBatchSize: 1000,
   gatewayLatencyMs: 0,
 } as const;
+
+/**
+ * The process environment, with `.env` from the working directory underneath it when present
+ * (a variable already set in the environment wins).
+ */
+export function readEnvironment(envFile = '.env'): NodeJS.ProcessEnv {
+  if (existsSync(envFile)) process.loadEnvFile(envFile);
+  return process.env;
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   const parsed = plainToInstance(EnvSchema, withoutEmptyValues(env), { excludeExtraneousValues: false });

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { ConfigError, loadConfig } from '../config/app-config.js';
+import { ConfigError, loadConfig, readEnvironment } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { revertLastMigration, runMigrationsExclusively } from './migrations.js';
@@ -7,7 +7,7 @@ import { revertLastMigration, runMigrationsExclusively } from './migrations.js';
 /** `npm run migration:run` / `migration:revert`: the same migrations the service applies at start. */
 async function main(command: string | undefined): Promise<void> {
   if (command !== 'run' && command !== 'revert') throw new ConfigError('usage: migrate.js run|revert');
-  const config = loadConfig(process.env);
+  const config = loadConfig(readEnvironment());
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ ...config.embeddedPg, persistent: true });
   const url = config.databaseUrl ?? embedded!.url;
   const dataSource = await new DataSource(dataSourceOptions({ url, poolSize: 2 })).initialize();

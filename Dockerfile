@@ -1,0 +1,22 @@
+# syntax=docker/dockerfile:1
+FROM node:20.20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY nest-cli.json tsconfig.json ./
+COPY src ./src
+COPY migrations ./migrations
+RUN npx nest build
+
+FROM node:20.20-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Production dependencies only; the embedded PostgreSQL is never used here (DATABASE_URL is required).
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/pagos').then(r=>process.exit(r.status===401?0:1)).catch(()=>process.exit(1))"
+CMD ["node", "dist/src/main.js"]
