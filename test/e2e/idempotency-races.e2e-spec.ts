@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
 import type { Claim, ClaimOutcome, KeyRequest } from '../../src/idempotency/idempotency.types.js';
 import { IdempotencyPurgeJob } from '../../src/idempotency/idempotency-purge.job.js';
-import { keyRow } from '../support/ledger.js';
+import { insertExpiredKeys, keyRow } from '../support/ledger.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -126,12 +126,7 @@ describe('idempotency statements under races', () => {
   it('purgeExpiredKeys: two replicas purging side by side delete every expired key exactly once and no live one', async () => {
     await db.query(`DELETE FROM idempotency_keys`);
     const expired = 5_000;
-    await db.query(
-      `INSERT INTO idempotency_keys (scope, key, request_hash, status, operation_id, response_status, response_headers, response_body, created_at, expires_at)
-       SELECT 'purge', 'expired-' || i, repeat('a', 64), 'completed', gen_random_uuid(), 201, '{}', '{}', now() - interval '2 days', now() - interval '1 day'
-         FROM generate_series(1, $1::int) AS i`,
-      [expired],
-    );
+    await insertExpiredKeys(db, expired, 'expired-', 'purge');
     const live = newRequest();
     await claimOf(live);
     const job = app.app.get(IdempotencyPurgeJob);

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { runAppProcessToExit, startAppProcess, type AppProcess } from '../support/app-process.js';
+import { runAppProcessToExit, runMigrationScript, startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
 import { nuevoPago, postPago } from '../support/http.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
@@ -46,5 +46,24 @@ describe('starting the service', () => {
     const url = await createTestDatabase('startup_sigterm');
     const app = await startAppProcess(url);
     expect(await app.stop('SIGTERM')).toBe(0);
+  });
+
+  it('the migration script applies every migration, reverts the last one, and applies it again', async () => {
+    const url = await createTestDatabase('startup_migrations');
+    const tables = async () => {
+      const db = await connect(url);
+      try {
+        const { rows } = await db.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'migrations' ORDER BY 1`);
+        return rows.map((row) => row.tablename);
+      } finally {
+        await db.end();
+      }
+    };
+    expect(await runMigrationScript('run', url)).toMatchObject({ code: 0, output: expect.stringContaining('applied: ') });
+    expect(await tables()).toEqual(['idempotency_keys', 'pagos', 'simulated_gateway_charges']);
+    expect(await runMigrationScript('revert', url)).toMatchObject({ code: 0 });
+    expect(await tables()).toEqual(['idempotency_keys', 'pagos']);
+    expect(await runMigrationScript('run', url)).toMatchObject({ code: 0, output: expect.stringContaining('CreateSimulatedGatewayCharges') });
+    expect(await runMigrationScript('run', url)).toMatchObject({ code: 0, output: expect.stringContaining('no pending migrations') });
   });
 });

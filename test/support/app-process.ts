@@ -72,3 +72,16 @@ async function waitFor(ready: () => boolean, child: ChildProcess, output: () => 
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/** Runs `npm run migration:*`'s script (built) against a database and returns what it printed. */
+export async function runMigrationScript(command: 'run' | 'revert', databaseUrl: string): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [path.resolve('dist/src/database/migrate.js'), command], {
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, output };
+}

@@ -15,3 +15,13 @@ export async function keyRow(db: pg.Client, scope: string, key: string): Promise
   const { rows } = await db.query('SELECT * FROM idempotency_keys WHERE scope = $1 AND key = $2', [scope, key]);
   return rows[0];
 }
+
+/** Completed keys that expired a day ago, named `${prefix}1…${count}`: what the purge must delete. */
+export async function insertExpiredKeys(db: pg.Client, count: number, prefix: string, scope = 'alice'): Promise<void> {
+  await db.query(
+    `INSERT INTO idempotency_keys (scope, key, request_hash, status, operation_id, response_status, response_headers, response_body, created_at, expires_at)
+     SELECT $3, $2 || i, repeat('a', 64), 'completed', gen_random_uuid(), 201, '{}', '{}', now() - interval '2 days', now() - interval '1 day'
+       FROM generate_series(1, $1::int) AS i`,
+    [count, prefix, scope],
+  );
+}
