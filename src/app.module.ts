@@ -5,6 +5,7 @@ import { clientIdOf } from './auth/authenticated-client.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { Draining } from './http/draining.js';
 import { createValidationPipe, validateRouteBody } from './http/validation.js';
 import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { PagosModule } from './pagos/pagos.module.js';
@@ -28,6 +29,7 @@ export class AppModule {
         }),
         PagosModule,
       ],
+      providers: [Draining],
     };
   }
 }

@@ -5,6 +5,7 @@ import { AppModule } from './app.module.js';
 import { Transactions } from './database/transactions.js';
 import type { AppConfig } from './config/app-config.js';
 import { answerMalformedRequestsWithProblems } from './http/client-error.handler.js';
+import { Draining } from './http/draining.js';
 import { requireJsonContentType } from './http/json-content-type.middleware.js';
 import { ProblemFilter } from './http/problem.filter.js';
 import { createValidationPipe } from './http/validation.js';
@@ -19,6 +20,7 @@ export async function createApp(
 ): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bodyParser: false, logger: logLevels });
   app.disable('x-powered-by');
+  app.use(app.get(Draining).middleware);
   app.use(requireJsonContentType);
   app.useBodyParser('json', { limit: BODY_LIMIT });
   // After the body parser: it calls next() from stream events, outside the scope opened before it.

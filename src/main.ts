@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, readEnvironment } from './config/app-config.js';
+import { Draining } from './http/draining.js';
 import { startEmbeddedPostgres } from './database/embedded-postgres.js';
 
 async function bootstrap(): Promise<void> {
@@ -15,6 +16,8 @@ async function bootstrap(): Promise<void> {
   // Installed before listening, so that no signal can arrive while nobody handles it.
   const shutdown = async (signal: string): Promise<void> => {
     logger.log(`${signal}: finishing in-flight requests`);
+    app.get(Draining).start();
+    // Nest closes the HTTP server (waiting for running requests) before the database pool.
     await app.close();
     await embedded?.stop();
     process.exit(0);

@@ -33,3 +33,14 @@ export class UnsupportedMediaTypeError extends ProblemException {
     );
   }
 }
+
+export class ShuttingDownError extends ProblemException {
+  constructor() {
+    super(
+      { slug: 'shutting-down', title: 'Service shutting down', status: HttpStatus.SERVICE_UNAVAILABLE },
+      'This instance is shutting down and took no action. Retry with the same Idempotency-Key.',
+      {},
+      { 'Retry-After': '1' },
+    );
+  }
+}

@@ -1,0 +1,23 @@
+import { Injectable } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { renderProblem } from './problem.js';
+import { ShuttingDownError } from './http.errors.js';
+
+/**
+ * Once shutdown begins, requests that are already running finish; new ones that still arrive on
+ * open keep-alive connections get a 503 problem with Retry-After, and the connection is closed.
+ */
+@Injectable()
+export class Draining {
+  private draining = false;
+
+  start(): void {
+    this.draining = true;
+  }
+
+  readonly middleware = (_request: Request, response: Response, next: NextFunction): void => {
+    if (!this.draining) return next();
+    const problem = renderProblem(new ShuttingDownError());
+    response.status(problem.status).set(problem.headers).set('Connection', 'close').type('application/problem+json').send(JSON.stringify(problem.body));
+  };
+}
