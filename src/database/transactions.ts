@@ -56,8 +56,11 @@ export class Transactions {
     try {
       await runner.connect();
       await runner.startTransaction();
-      await runner.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
-      await runner.query(`SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`);
+      // SET LOCAL for both, in one round trip.
+      await runner.query(`SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`, [
+        String(LOCK_TIMEOUT_MS),
+        String(STATEMENT_TIMEOUT_MS),
+      ]);
       return runner;
     } catch (error) {
       await rollbackQuietly(runner);

@@ -9,11 +9,12 @@ export const FAILING_TOKEN = 'tok_error';
 
 const CHARGE_COLUMNS = `id, charge_key AS "chargeKey", outcome`;
 
-// Records a charge once per key; a repeated key leaves the first one in place.
+// Records a charge once per key; a repeated key leaves the first one in place and returns nothing.
 const RECORD_CHARGE = `
   INSERT INTO simulated_gateway_charges (charge_key, id, amount, currency, outcome)
   VALUES ($1::text, $2::uuid, $3::bigint, $4::char(3), $5::text)
-  ON CONFLICT (charge_key) DO NOTHING`;
+  ON CONFLICT (charge_key) DO NOTHING
+  RETURNING ${CHARGE_COLUMNS}`;
 const FIND_CHARGE = `SELECT ${CHARGE_COLUMNS} FROM simulated_gateway_charges WHERE charge_key = $1::text`;
 
 /**
@@ -31,10 +32,12 @@ export class SimulatedPaymentGateway implements PaymentGateway {
     await this.wait();
     if (request.paymentToken === FAILING_TOKEN) throw new GatewayUnavailableError('simulated processor failure');
     const outcome = request.paymentToken === DECLINED_TOKEN ? 'declined' : 'approved';
-    await queryRows(this.dataSource.manager, RECORD_CHARGE, [request.chargeKey, randomUUID(), request.amount, request.currency, outcome]);
-    const charge = await this.findCharge(request.chargeKey);
+    const [recorded] = await queryRows<Charge>(this.dataSource.manager, RECORD_CHARGE, [
+      request.chargeKey, randomUUID(), request.amount, request.currency, outcome,
+    ]);
+    const charge = recorded ?? (await this.findCharge(request.chargeKey))!;
     await this.wait();
-    return charge!;
+    return charge;
   }
 
   async findCharge(chargeKey: string): Promise<Charge | undefined> {

@@ -15,31 +15,48 @@
 
 /** Columns of a key as the store reads them. */
 const KEY_COLUMNS = `
-  request_hash AS "requestHash", status, operation_id AS "operationId",
+  request_hash::text AS "requestHash", status, operation_id AS "operationId",
   response_status AS "responseStatus", response_headers AS "responseHeaders", response_body AS "responseBody",
   (locked_at <= now() - make_interval(secs => $3::int)) AS "leaseExpired"`;
 
 /**
- * (none or expired) → in_flight, owned by lock token $4.
- * Race: two first requests with one key. The primary key lets one insert; the other conflicts, and
- * since the existing row has not expired, DO UPDATE's WHERE is false and it gets no row back.
- * An expired key counts as unused: the winner overwrites it as a new operation.
- * Zero rows: the key exists and is live; read it with findKey.
- * $1 scope, $2 key, $3 request hash, $4 lock token, $5 operation id, $6 ttl seconds.
+ * (none or expired) → in_flight, owned by lock token $4; or, when the key is live, its row.
+ * One round trip for both a first request and a replay: `live` reads the key; only if there is
+ * none does the INSERT run.
+ * Race: two first requests with one key. The primary key lets one insert; the other conflicts,
+ * waits for the winner to commit, and since that row has not expired DO UPDATE's WHERE is false:
+ * it gets no row back. An expired key counts as unused: the winner overwrites it as a new operation.
+ * Result: `claimed = true` (this caller owns the key), `claimed = false` with the live row, or zero
+ * rows (the key became live after this statement's snapshot was taken; read it with findKey).
+ * $1 scope, $2 key, $3 lock timeout seconds, $4 lock token, $5 request hash, $6 operation id, $7 ttl seconds.
  */
 export const CLAIM_KEY = `
-  INSERT INTO idempotency_keys AS k (scope, key, request_hash, status, operation_id, lock_token, locked_at, created_at, expires_at)
-  VALUES ($1::text, $2::text, $3::char(64), 'in_flight', $5::uuid, $4::uuid, now(), now(), now() + make_interval(secs => $6::int))
-  ON CONFLICT (scope, key) DO UPDATE
-     SET request_hash = EXCLUDED.request_hash, status = 'in_flight', operation_id = EXCLUDED.operation_id,
-         lock_token = EXCLUDED.lock_token, locked_at = now(), created_at = now(), expires_at = EXCLUDED.expires_at,
-         response_status = NULL, response_headers = NULL, response_body = NULL
-   WHERE k.expires_at <= now()
-  RETURNING k.operation_id AS "operationId"`;
+  WITH live AS (
+    SELECT ${KEY_COLUMNS}
+      FROM idempotency_keys
+     WHERE scope = $1::text AND key = $2::text AND expires_at > now()
+  ), claimed AS (
+    INSERT INTO idempotency_keys AS k (scope, key, request_hash, status, operation_id, lock_token, locked_at, created_at, expires_at)
+    SELECT $1::text, $2::text, $5::char(64), 'in_flight', $6::uuid, $4::uuid, now(), now(), now() + make_interval(secs => $7::int)
+     WHERE NOT EXISTS (SELECT 1 FROM live)
+    ON CONFLICT (scope, key) DO UPDATE
+       SET request_hash = EXCLUDED.request_hash, status = 'in_flight', operation_id = EXCLUDED.operation_id,
+           lock_token = EXCLUDED.lock_token, locked_at = now(), created_at = now(), expires_at = EXCLUDED.expires_at,
+           response_status = NULL, response_headers = NULL, response_body = NULL
+     WHERE k.expires_at <= now()
+    RETURNING k.operation_id
+  )
+  SELECT true AS claimed, operation_id AS "operationId", NULL AS "requestHash", NULL AS status,
+         NULL::smallint AS "responseStatus", NULL::jsonb AS "responseHeaders", NULL AS "responseBody", NULL::boolean AS "leaseExpired"
+    FROM claimed
+  UNION ALL
+  SELECT false, "operationId", "requestHash", status, "responseStatus", "responseHeaders", "responseBody", "leaseExpired"
+    FROM live`;
 
 /**
- * Reads a live key to decide between replay, mismatch and in flight. Not a transition.
- * Zero rows: the key vanished (expired or purged) since claimKey lost; claim again.
+ * Reads a live key to decide between replay, mismatch and in flight, when claimKey's snapshot
+ * predates it. Not a transition.
+ * Zero rows: the key vanished (expired, purged) meanwhile; claim again.
  * $1 scope, $2 key, $3 lock timeout seconds.
  */
 export const FIND_KEY = `

@@ -18,6 +18,8 @@ interface KeyRow {
   readonly leaseExpired: boolean | null;
 }
 
+type ClaimRow = (KeyRow & { readonly claimed: false }) | { readonly claimed: true; readonly operationId: string };
+
 // claimKey and findKey can interleave with a purge or a release; a few rounds always settle it.
 const MAX_CLAIM_ROUNDS = 3;
 
@@ -32,11 +34,11 @@ export class IdempotencyStore {
   async claimKey(request: KeyRequest): Promise<ClaimOutcome> {
     for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
       const lockToken = randomUUID();
-      const [claimed] = await this.run<{ operationId: string }>(CLAIM_KEY, [
-        request.scope, request.key, request.fingerprint, lockToken, randomUUID(), this.options.ttlSeconds,
+      const [row] = await this.run<ClaimRow>(CLAIM_KEY, [
+        request.scope, request.key, this.options.lockTimeoutSeconds, lockToken, request.fingerprint, randomUUID(), this.options.ttlSeconds,
       ]);
-      if (claimed) return { kind: 'claimed', claim: { ...request, lockToken, operationId: claimed.operationId, resumed: false } };
-      const [existing] = await this.run<KeyRow>(FIND_KEY, [request.scope, request.key, this.options.lockTimeoutSeconds]);
+      if (row?.claimed) return { kind: 'claimed', claim: { ...request, lockToken, operationId: row.operationId, resumed: false } };
+      const existing = row ?? (await this.run<KeyRow>(FIND_KEY, [request.scope, request.key, this.options.lockTimeoutSeconds]))[0];
       if (existing) return this.outcomeOfExisting(request, existing);
     }
     return { kind: 'in_flight' };
