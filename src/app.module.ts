@@ -1,4 +1,4 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Module, type Type } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule } from './auth/auth.module.js';
 import { clientIdOf } from './auth/authenticated-client.js';
@@ -13,7 +13,8 @@ import { PagosModule } from './pagos/pagos.module.js';
 /** Composes the modules; `config.databaseUrl` must be resolved (see main.ts). */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig & { databaseUrl: string }): DynamicModule {
+  /** `extraImports`: modules a particular entry point adds (the benchmark's baseline route). */
+  static forRoot(config: AppConfig & { databaseUrl: string }, extraImports: Array<Type | DynamicModule> = []): DynamicModule {
     const validationPipe = createValidationPipe();
     return {
       module: AppModule,
@@ -28,6 +29,7 @@ export class AppModule {
           validateRequest: (context) => validateRouteBody(context, validationPipe),
         }),
         PagosModule,
+        ...extraImports,
       ],
       providers: [Draining],
     };

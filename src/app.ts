@@ -1,4 +1,4 @@
-import type { LogLevel } from '@nestjs/common';
+import type { DynamicModule, LogLevel, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
@@ -17,8 +17,10 @@ const BODY_LIMIT = '64kb';
 export async function createApp(
   config: AppConfig & { databaseUrl: string },
   logLevels?: LogLevel[],
+  extraImports: Array<Type | DynamicModule> = [],
 ): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bodyParser: false, logger: logLevels });
+  const root = AppModule.forRoot(config, extraImports);
+  const app = await NestFactory.create<NestExpressApplication>(root, { bodyParser: false, logger: logLevels });
   app.disable('x-powered-by');
   app.use(app.get(Draining).middleware);
   app.use(requireJsonContentType);

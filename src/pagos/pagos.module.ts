@@ -9,5 +9,6 @@ import { PagosService } from './pagos.service.js';
   imports: [TypeOrmModule.forFeature([Pago]), GatewayModule],
   controllers: [PagosController],
   providers: [PagosService],
+  exports: [PagosService],
 })
 export class PagosModule {}

@@ -1,0 +1,53 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Module, Post, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { AuthenticatedClient } from '../src/auth/authenticated-client.js';
+import { Public } from '../src/auth/public.decorator.js';
+import { IdempotencyPurgeJob } from '../src/idempotency/idempotency-purge.job.js';
+import { CrearPagoDto } from '../src/pagos/dto/crear-pago.dto.js';
+import { type PagoResponse, toPagoResponse } from '../src/pagos/dto/pago.response.js';
+import { PagosModule } from '../src/pagos/pagos.module.js';
+import { PagosService } from '../src/pagos/pagos.service.js';
+
+export const ROUND_TRIPS = Symbol('ROUND_TRIPS');
+
+/** Bench-only routes; never part of the service. */
+@Controller('bench')
+export class BenchController {
+  constructor(
+    private readonly pagos: PagosService,
+    private readonly purgeJob: IdempotencyPurgeJob,
+  ) {}
+
+  /** The baseline: the same business write as POST /pagos, without @Idempotent(). */
+  @Post('pagos-sin-idempotencia')
+  @HttpCode(HttpStatus.CREATED)
+  async crear(
+    @Body() dto: CrearPagoDto,
+    @AuthenticatedClient() clientId: string,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PagoResponse> {
+    const pago = await this.pagos.crear({ ...dto, clientId, operationId: undefined });
+    response.location(`/pagos/${pago.id}`);
+    return toPagoResponse(pago);
+  }
+
+  @Public()
+  @Get('round-trips')
+  roundTrips(): { roundTrips: number } {
+    return { roundTrips: benchState.roundTrips() };
+  }
+
+  @Public()
+  @Post('purge')
+  @HttpCode(HttpStatus.OK)
+  async purge(): Promise<{ purged: number; ms: number }> {
+    const started = performance.now();
+    const purged = await this.purgeJob.purgeOnce();
+    return { purged, ms: Math.round(performance.now() - started) };
+  }
+}
+
+export const benchState = { roundTrips: (): number => 0 };
+
+@Module({ imports: [PagosModule], controllers: [BenchController] })
+export class BenchModule {}

@@ -1,0 +1,234 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
+
+/**
+ * `npm run bench [-- --quick]`: the cost of exactly-once, measured side by side in one run against
+ * the real service (its own process) on loopback and real PostgreSQL. Prints a Markdown table and
+ * writes it as JSON to bench/results/latest.json.
+ */
+const QUICK = process.argv.includes('--quick');
+const PLAN = QUICK
+  ? { seconds: 3, sizeSeconds: 2, sizes: [0, 100_000], purgeRows: 100_000 }
+  : { seconds: 10, sizeSeconds: 5, sizes: [0, 100_000, 1_000_000], purgeRows: 1_000_000 };
+const CONNECTIONS = 16;
+const PORT = 3900;
+const TOKEN = 'bench-token-0123456789abcdef';
+const BASE = `http://127.0.0.1:${PORT}`;
+const HEADERS = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+const REPLAY_KEYS = 500;
+// In the conflict run, this many consecutive requests share one key.
+const REQUESTS_PER_CONFLICT_KEY = 64;
+
+interface Measurement {
+  readonly name: string;
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly p999: number;
+  readonly requests: number;
+  readonly errors: number;
+  readonly statuses: Record<string, number>;
+  readonly roundTripsPerRequest?: number;
+}
+
+type RequestFactory = () => { path: string; headers: Record<string, string>; body: string };
+
+async function main(): Promise<void> {
+  const { url, stop } = await database();
+  const server = await startBenchServer(url);
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const results = await measureAll(db);
+    report(results);
+  } finally {
+    await db.end();
+    server.kill('SIGTERM');
+    await once(server, 'exit');
+    await stop();
+  }
+}
+
+async function measureAll(db: pg.Client) {
+  await load('warm-up', 2, freshPayment('/pagos', true));
+  const baseline = await load('baseline (no idempotency)', PLAN.seconds, freshPayment('/bench/pagos-sin-idempotencia', false), true);
+  const first = await load('first execution', PLAN.seconds, freshPayment('/pagos', true), true);
+  const replay = await load('replay', PLAN.seconds, await completedKeys(), true);
+  const conflicts = await load('in-flight conflicts', PLAN.seconds, fewKeys());
+
+  const growth = [];
+  for (const size of PLAN.sizes) {
+    await setLiveRows(db, size);
+    growth.push({
+      liveRows: size,
+      first: await load(`first @ ${size} rows`, PLAN.sizeSeconds, freshPayment('/pagos', true)),
+      replay: await load(`replay @ ${size} rows`, PLAN.sizeSeconds, await completedKeys()),
+    });
+  }
+  const purge = await purgeUnderLoad(db);
+  return { baseline, first, replay, conflicts, growth, purge };
+}
+
+function freshPayment(route: string, idempotent: boolean): RequestFactory {
+  return () => ({
+    path: route,
+    headers: idempotent ? { ...HEADERS, 'idempotency-key': randomUUID() } : HEADERS,
+    body: JSON.stringify({ numeroOrden: `B-${randomUUID()}`, monto: 1999, moneda: 'EUR', token: 'tok_visa' }),
+  });
+}
+
+async function completedKeys(): Promise<RequestFactory> {
+  const requests = Array.from({ length: REPLAY_KEYS }, freshPayment('/pagos', true));
+  for (const request of requests) {
+    const response = await fetch(BASE + request.path, { method: 'POST', headers: request.headers, body: request.body });
+    if (response.status !== 201) throw new Error(`could not prepare a replay key: ${response.status}`);
+  }
+  let next = 0;
+  return () => requests[next++ % requests.length]!;
+}
+
+function fewKeys(): RequestFactory {
+  let sent = 0;
+  let current = freshPayment('/pagos', true)();
+  return () => {
+    if (sent++ % REQUESTS_PER_CONFLICT_KEY === 0) current = freshPayment('/pagos', true)();
+    return current;
+  };
+}
+
+async function load(name: string, seconds: number, next: RequestFactory, countRoundTrips = false): Promise<Measurement> {
+  const before = countRoundTrips ? await roundTrips() : 0;
+  const result = await autocannon({
+    url: BASE,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [{ method: 'POST', setupRequest: (request) => ({ ...request, ...next() }) }],
+  });
+  const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count ?? 0]));
+  const requests = result.requests.total;
+  const measurement: Measurement = {
+    name,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    p999: result.latency.p99_9,
+    requests,
+    errors: result.errors + result.timeouts,
+    statuses,
+    ...(countRoundTrips && { roundTripsPerRequest: round((await roundTrips() - before - 1) / requests, 2) }),
+  };
+  console.error(`  ${name}: ${measurement.rps} req/s, p99 ${measurement.p99} ms, statuses ${JSON.stringify(statuses)}`);
+  return measurement;
+}
+
+/** 1M (or, quick, 100k) expired keys purged while first executions run; p99 compared with a run just before. */
+async function purgeUnderLoad(db: pg.Client) {
+  await setLiveRows(db, 0);
+  const without = await load('first, no purge', PLAN.sizeSeconds, freshPayment('/pagos', true));
+  await insertKeys(db, PLAN.purgeRows, "now() - interval '1 day'");
+  const purging = fetch(`${BASE}/bench/purge`, { method: 'POST' }).then((r) => r.json() as Promise<{ purged: number; ms: number }>);
+  const during = await load('first, during purge', PLAN.sizeSeconds, freshPayment('/pagos', true));
+  const { purged, ms } = await purging;
+  return { rows: PLAN.purgeRows, purged, purgeMs: ms, p99Without: without.p99, p99During: during.p99, rpsDuring: during.rps };
+}
+
+async function setLiveRows(db: pg.Client, rows: number): Promise<void> {
+  await db.query(`DELETE FROM idempotency_keys WHERE scope = 'filler'`);
+  if (rows > 0) await insertKeys(db, rows, "now() + interval '1 day'");
+  await db.query('VACUUM ANALYZE idempotency_keys');
+}
+
+async function insertKeys(db: pg.Client, rows: number, expiresAt: string): Promise<void> {
+  await db.query(
+    `INSERT INTO idempotency_keys (scope, key, request_hash, status, operation_id, response_status, response_headers, response_body, created_at, expires_at)
+     SELECT 'filler', md5(random()::text) || i, repeat('a', 64), 'completed', gen_random_uuid(), 201,
+            '{"content-type":"application/json; charset=utf-8"}', repeat('x', 160), now(), ${expiresAt}
+       FROM generate_series(1, $1::int) AS i`,
+    [rows],
+  );
+}
+
+async function roundTrips(): Promise<number> {
+  const response = await fetch(`${BASE}/bench/round-trips`);
+  return ((await response.json()) as { roundTrips: number }).roundTrips;
+}
+
+function report(results: Awaited<ReturnType<typeof measureAll>>): void {
+  const { baseline, first, replay, conflicts, growth, purge } = results;
+  const ratios = { firstOverBaseline: round(first.rps / baseline.rps, 2), replayOverBaseline: round(replay.rps / baseline.rps, 2) };
+  const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const row = (m: Measurement) =>
+    `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.p999} | ${m.errors} | ${m.roundTripsPerRequest ?? '–'} | ${JSON.stringify(m.statuses)} |`;
+  const lines = [
+    `Machine: ${machine}; ${CONNECTIONS} connections; ${QUICK ? 'quick' : 'full'} run of ${PLAN.seconds} s per scenario.`,
+    '',
+    '| scenario | req/s | p50 ms | p99 ms | p99.9 ms | errors | PG round trips/req | statuses |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    ...[baseline, first, replay, conflicts].map(row),
+    '',
+    `| ratio | value | target |`,
+    '| --- | ---: | ---: |',
+    `| first execution ÷ baseline (throughput) | ${ratios.firstOverBaseline} | ≥ 0.85 |`,
+    `| replay ÷ baseline (throughput) | ${ratios.replayOverBaseline} | ≥ 1.5 |`,
+    '',
+    '| live rows in idempotency_keys | first req/s | first p99 ms | replay req/s | replay p99 ms |',
+    '| ---: | ---: | ---: | ---: | ---: |',
+    ...growth.map((g) => `| ${g.liveRows} | ${g.first.rps} | ${g.first.p99} | ${g.replay.rps} | ${g.replay.p99} |`),
+    '',
+    `Purge of ${purge.rows} expired rows during first executions: ${purge.purged} purged in ${purge.purgeMs} ms; ` +
+      `first p99 ${purge.p99Without} ms without → ${purge.p99During} ms during (×${round(purge.p99During / purge.p99Without, 2)}, target < 2).`,
+  ];
+  console.log(lines.join('\n'));
+  const file = path.resolve('bench/results/latest.json');
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), machine, quick: QUICK, ratios, ...results, markdown: lines.join('\n') }, null, 2));
+}
+
+async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const server = process.env.DATABASE_URL
+    ? { url: process.env.DATABASE_URL, stop: async () => undefined }
+    : await startEmbeddedPostgres({ dataDir: '.data/bench-pg', port: 54330, database: 'postgres', persistent: false });
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  await admin.query('DROP DATABASE IF EXISTS pagos_bench WITH (FORCE)');
+  await admin.query('CREATE DATABASE pagos_bench');
+  await admin.end();
+  const url = new URL(server.url);
+  url.pathname = '/pagos_bench';
+  return { url: url.toString(), stop: server.stop };
+}
+
+async function startBenchServer(databaseUrl: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [path.resolve('dist-bench/bench/bench-server.js')], {
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: databaseUrl,
+      PORT: String(PORT),
+      API_TOKENS: `bench:${TOKEN}`,
+      // The purge runs only when the bench asks for it.
+      IDEMPOTENCY_PURGE_CRON: '0 0 0 1 1 *',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+  return child;
+}
+
+function round(value: number, digits: number): number {
+  return Math.round(value * 10 ** digits) / 10 ** digits;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
