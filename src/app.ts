@@ -7,6 +7,7 @@ import type { AppConfig } from './config/app-config.js';
 import { answerMalformedRequestsWithProblems } from './http/client-error.handler.js';
 import { Draining } from './http/draining.js';
 import { requireJsonContentType } from './http/json-content-type.middleware.js';
+import { rejectUnacceptableJson } from './http/json-shape.middleware.js';
 import { ProblemFilter } from './http/problem.filter.js';
 import { createValidationPipe } from './http/validation.js';
 
@@ -25,6 +26,7 @@ export async function createApp(
   app.use(app.get(Draining).middleware);
   app.use(requireJsonContentType);
   app.useBodyParser('json', { limit: BODY_LIMIT });
+  app.use(rejectUnacceptableJson);
   // After the body parser: it calls next() from stream events, outside the scope opened before it.
   app.use(app.get(Transactions).requestScope);
   app.useGlobalFilters(new ProblemFilter());

@@ -1,9 +1,12 @@
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, readEnvironment } from './config/app-config.js';
 import { Draining } from './http/draining.js';
 import { startEmbeddedPostgres } from './database/embedded-postgres.js';
+
+const IDLE_SWEEP_MS = 50;
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(readEnvironment());
@@ -17,6 +20,9 @@ async function bootstrap(): Promise<void> {
   const shutdown = async (signal: string): Promise<void> => {
     logger.log(`${signal}: finishing in-flight requests`);
     app.get(Draining).start();
+    // Keep-alive connections go idle as their last answer is sent; close them then, not after 5 s.
+    const server = app.getHttpServer() as Server;
+    setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS).unref();
     // Nest closes the HTTP server (waiting for running requests) before the database pool.
     await app.close();
     await embedded?.stop();

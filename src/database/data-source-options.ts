@@ -1,4 +1,5 @@
 import type { DataSourceOptions } from 'typeorm';
+import { ListenedPgClient } from './listened-pg-client.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 
 export interface DatabaseSettings {
@@ -20,6 +21,7 @@ export function dataSourceOptions(settings: DatabaseSettings): DataSourceOptions
       // Fail fast when the database is unreachable instead of letting requests queue forever.
       connectionTimeoutMillis: 5_000,
       application_name: 'pagos',
+      Client: ListenedPgClient,
     },
   };
 }

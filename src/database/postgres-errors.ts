@@ -1,3 +1,4 @@
+import { QueryRunnerAlreadyReleasedError } from 'typeorm';
 /** SQLSTATE codes this service reacts to, by name (https://www.postgresql.org/docs/current/errcodes-appendix.html). */
 export const SQLSTATE = {
   uniqueViolation: '23505',
@@ -32,6 +33,8 @@ export function sqlStateOf(error: unknown): string | undefined {
  * as opposed to a statement that failed on a healthy connection.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
+  // TypeORM releases a query runner whose connection died; the next statement on it lands here.
+  if (error instanceof QueryRunnerAlreadyReleasedError) return true;
   const code = sqlStateOf(error);
   if (code !== undefined) {
     return code.startsWith(CONNECTION_EXCEPTION_CLASS) || UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_ERRNOS.has(code);

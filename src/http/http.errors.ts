@@ -44,3 +44,13 @@ export class ShuttingDownError extends ProblemException {
     );
   }
 }
+
+export class UnacceptableJsonError extends ProblemException {
+  constructor(reason: string) {
+    super(
+      { slug: 'validation-failed', title: 'Invalid request', status: HttpStatus.BAD_REQUEST },
+      `The request is invalid: ${reason}. Fix it and send it again. Invalid requests are never stored under an Idempotency-Key.`,
+      { errors: [reason] },
+    );
+  }
+}

@@ -68,7 +68,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   private async keyRequestOf(context: ExecutionContext, request: Request): Promise<KeyRequest> {
-    const parsed = parseIdempotencyKey(request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()]);
+    // headersDistinct keeps repeated header lines apart; `headers` would join them with ", ".
+    const lines = request.headersDistinct[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
+    const parsed = parseIdempotencyKey(lines?.length === 1 ? lines[0] : lines);
     if (!parsed.ok) throw new IdempotencyKeyInvalidError(parsed.reason);
     await this.options.validateRequest?.(context);
     const fingerprint = fingerprintRequest({ method: request.method, target: request.originalUrl, body: request.body });
