@@ -18,6 +18,7 @@ const PLAN = QUICK
   ? { seconds: 3, sizeSeconds: 2, sizes: [0, 100_000], purgeRows: 100_000 }
   : { seconds: 10, sizeSeconds: 5, sizes: [0, 100_000, 1_000_000], purgeRows: 1_000_000 };
 const CONNECTIONS = 16;
+const ROUNDS = 5;
 const PORT = 3900;
 const TOKEN = 'bench-token-0123456789abcdef';
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -58,8 +59,14 @@ async function main(): Promise<void> {
 
 async function measureAll(db: pg.Client) {
   await load('warm-up', 2, freshPayment('/pagos', true));
-  const baseline = await load('baseline (no idempotency)', PLAN.seconds, freshPayment('/bench/pagos-sin-idempotencia', false), true);
-  const first = await load('first execution', PLAN.seconds, freshPayment('/pagos', true), true);
+  // Baseline and first execution alternate in short rounds, so drift on a shared machine hits both.
+  const rounds = { baseline: [] as Measurement[], first: [] as Measurement[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    rounds.baseline.push(await load('baseline (no idempotency)', PLAN.seconds / ROUNDS, freshPayment('/bench/pagos-sin-idempotencia', false), true));
+    rounds.first.push(await load('first execution', PLAN.seconds / ROUNDS, freshPayment('/pagos', true), true));
+  }
+  const baseline = median(rounds.baseline);
+  const first = median(rounds.first);
   const replay = await load('replay', PLAN.seconds, await completedKeys(), true);
   const conflicts = await load('in-flight conflicts', PLAN.seconds, fewKeys());
 
@@ -128,15 +135,26 @@ async function load(name: string, seconds: number, next: RequestFactory, countRo
   return measurement;
 }
 
-/** 1M (or, quick, 100k) expired keys purged while first executions run; p99 compared with a run just before. */
+/** 1M (or, quick, 100k) expired keys purged while first executions run, for as long as the purge lasts. */
 async function purgeUnderLoad(db: pg.Client) {
   await setLiveRows(db, 0);
   const without = await load('first, no purge', PLAN.sizeSeconds, freshPayment('/pagos', true));
   await insertKeys(db, PLAN.purgeRows, "now() - interval '1 day'");
-  const purging = fetch(`${BASE}/bench/purge`, { method: 'POST' }).then((r) => r.json() as Promise<{ purged: number; ms: number }>);
-  const during = await load('first, during purge', PLAN.sizeSeconds, freshPayment('/pagos', true));
+  await db.query('VACUUM ANALYZE idempotency_keys');
+  let done = false;
+  const purging = fetch(`${BASE}/bench/purge`, { method: 'POST' })
+    .then((r) => r.json() as Promise<{ purged: number; ms: number }>)
+    .finally(() => (done = true));
+  const during: Measurement[] = [];
+  for (let i = 0; i < 30 && !done; i++) during.push(await load('first, during purge', 2, freshPayment('/pagos', true)));
   const { purged, ms } = await purging;
-  return { rows: PLAN.purgeRows, purged, purgeMs: ms, p99Without: without.p99, p99During: during.p99, rpsDuring: during.rps };
+  const p99During = Math.max(...during.map((m) => m.p99));
+  return { rows: PLAN.purgeRows, purged, purgeMs: ms, p99Without: without.p99, p99During, rpsDuring: median(during).rps };
+}
+
+/** The run with the median throughput. */
+function median(runs: Measurement[]): Measurement {
+  return [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)]!;
 }
 
 async function setLiveRows(db: pg.Client, rows: number): Promise<void> {
@@ -167,7 +185,7 @@ function report(results: Awaited<ReturnType<typeof measureAll>>): void {
   const row = (m: Measurement) =>
     `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.p999} | ${m.errors} | ${m.roundTripsPerRequest ?? '–'} | ${JSON.stringify(m.statuses)} |`;
   const lines = [
-    `Machine: ${machine}; ${CONNECTIONS} connections; ${QUICK ? 'quick' : 'full'} run of ${PLAN.seconds} s per scenario.`,
+    `Machine: ${machine}; ${CONNECTIONS} connections; ${QUICK ? 'quick' : 'full'} run of ${PLAN.seconds} s per scenario (baseline and first execution: median of ${ROUNDS} alternating rounds).`,
     '',
     '| scenario | req/s | p50 ms | p99 ms | p99.9 ms | errors | PG round trips/req | statuses |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
@@ -183,7 +201,7 @@ function report(results: Awaited<ReturnType<typeof measureAll>>): void {
     ...growth.map((g) => `| ${g.liveRows} | ${g.first.rps} | ${g.first.p99} | ${g.replay.rps} | ${g.replay.p99} |`),
     '',
     `Purge of ${purge.rows} expired rows during first executions: ${purge.purged} purged in ${purge.purgeMs} ms; ` +
-      `first p99 ${purge.p99Without} ms without → ${purge.p99During} ms during (×${round(purge.p99During / purge.p99Without, 2)}, target < 2).`,
+      `first p99 ${purge.p99Without} ms without → worst 2-s p99 ${purge.p99During} ms during (×${round(purge.p99During / purge.p99Without, 2)}, target < 2).`,
   ];
   console.log(lines.join('\n'));
   const file = path.resolve('bench/results/latest.json');
