@@ -7,6 +7,7 @@ import { nuevoPago, postPago, type HttpResult, type PagoBody } from '../support/
 import { sendWithRetries } from '../support/retrying-client.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
+import { waitUntil } from '../support/waiting.js';
 
 /**
  * SIGKILL of the service with requests in flight, some before and some after the gateway charged;
@@ -47,9 +48,9 @@ describe('a crash with requests in flight', () => {
     const charged = operations.slice(0, PER_WAVE);
     const notYetCharged = operations.slice(PER_WAVE);
     const lost = charged.map((operation) => send(doomed.baseUrl, operation).catch(() => undefined));
-    await waitFor(async () => (await count(`SELECT count(*)::int AS n FROM simulated_gateway_charges`, [])) === PER_WAVE);
+    await waitUntil(async () => (await count(`SELECT count(*)::int AS n FROM simulated_gateway_charges`, [])) === PER_WAVE);
     lost.push(...notYetCharged.map((operation) => send(doomed.baseUrl, operation).catch(() => undefined)));
-    await waitFor(async () => (await count(`SELECT count(*)::int AS n FROM idempotency_keys WHERE status = 'in_flight'`, [])) === PER_WAVE * 2);
+    await waitUntil(async () => (await count(`SELECT count(*)::int AS n FROM idempotency_keys WHERE status = 'in_flight'`, [])) === PER_WAVE * 2);
     await doomed.stop('SIGKILL');
     await Promise.all(lost);
 
@@ -86,11 +87,3 @@ describe('a crash with requests in flight', () => {
     expect(await count(`SELECT count(*)::int AS n FROM idempotency_keys WHERE status <> 'completed'`, [])).toBe(0);
   });
 });
-
-async function waitFor(condition: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error('condition never held');
-}

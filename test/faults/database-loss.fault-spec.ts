@@ -9,6 +9,7 @@ import { seededRandom } from '../support/seeded-random.js';
 import { sendWithRetries } from '../support/retrying-client.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
+import { waitUntil, within } from '../support/waiting.js';
 
 /**
  * The database goes away under a running service. Real: the built service as its own OS process,
@@ -245,27 +246,6 @@ function statusCounts(answers: readonly HttpResult[]): string {
   const counts = new Map<number, number>();
   for (const answer of answers) counts.set(answer.status, (counts.get(answer.status) ?? 0) + 1);
   return [...counts].sort(([a], [b]) => a - b).map(([status, n]) => `${status}:${n}`).join(',');
-}
-
-/** The promise's value, or a rejection naming the hang once `ms` passed. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function waitUntil(condition: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (await condition()) return;
-    await delay(5);
-  }
-  throw new Error('condition never became true');
 }
 
 function delay(ms: number): Promise<void> {

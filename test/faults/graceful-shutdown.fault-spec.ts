@@ -6,6 +6,7 @@ import { ALICE } from '../support/clients.js';
 import { countCharges, countPagos } from '../support/ledger.js';
 import { type HttpResult, nuevoPago, type PagoBody, postPago } from '../support/http.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
+import { waitUntil, within } from '../support/waiting.js';
 
 /**
  * SIGTERM with payments in flight, as an orchestrator stopping a replica. Real: the built service
@@ -132,25 +133,4 @@ async function sendLate(baseUrl: string, op: Operation): Promise<LateOutcome> {
 
 function orders(operations: readonly Operation[]): string[] {
   return operations.map((op) => op.body.numeroOrden);
-}
-
-/** The promise's value, or a rejection naming the hang once `ms` passed. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function waitUntil(condition: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error('condition never became true');
 }

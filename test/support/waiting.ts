@@ -1,0 +1,21 @@
+/** The promise's value, or a rejection naming the hang once `ms` passed. */
+export async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Polls every 5 ms, at most 1000 times: a wait for a state, never for a timeout to pass. */
+export async function waitUntil(condition: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error('condition never became true');
+}
