@@ -1,13 +1,9 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE } from './problem.js';
+import { MalformedRequestError } from './http.errors.js';
+import { PROBLEM_CONTENT_TYPE } from './problem.js';
 
-const MALFORMED = JSON.stringify({
-  type: `${PROBLEM_TYPE_BASE}malformed-request`,
-  title: 'Malformed request',
-  status: 400,
-  detail: 'The HTTP request could not be parsed (for example a control character in a header). Fix it and send it again.',
-});
+const MALFORMED = JSON.stringify(new MalformedRequestError().render().body);
 
 /**
  * Node's HTTP parser rejects some requests (control bytes in headers, bad framing) before Express

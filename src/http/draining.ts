@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { renderProblem } from './problem.js';
 import { ShuttingDownError } from './http.errors.js';
 
 /**
@@ -17,7 +16,8 @@ export class Draining {
 
   readonly middleware = (_request: Request, response: Response, next: NextFunction): void => {
     if (!this.draining) return next();
-    const problem = renderProblem(new ShuttingDownError());
-    response.status(problem.status).set(problem.headers).set('Connection', 'close').type('application/problem+json').send(JSON.stringify(problem.body));
+    // The problem filter writes the answer, as for every other error.
+    response.set('Connection', 'close');
+    next(new ShuttingDownError());
   };
 }

@@ -54,3 +54,13 @@ export class UnacceptableJsonError extends ProblemException {
     );
   }
 }
+
+/** For requests Node's HTTP parser rejects before any middleware runs. */
+export class MalformedRequestError extends ProblemException {
+  constructor() {
+    super(
+      { slug: 'malformed-request', title: 'Malformed request', status: HttpStatus.BAD_REQUEST },
+      'The HTTP request could not be parsed (for example a control character in a header). Fix it and send it again.',
+    );
+  }
+}
