@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
-import { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
-import { IdempotencyPurgeJob } from '../../src/idempotency/idempotency-purge.job.js';
 import { ALICE } from '../support/clients.js';
 import { countCharges, insertExpiredKeys as insertExpired, keyRow } from '../support/ledger.js';
 import { nuevoPago, postPago } from '../support/http.js';
+import { openStore, type StoreHarness } from '../support/idempotency-store.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -16,16 +15,19 @@ const BATCH = 500;
 describe('key expiry and purge', () => {
   let url: string;
   let app: TestApp;
+  let harness: StoreHarness;
   let db: pg.Client;
 
   beforeAll(async () => {
     url = await createTestDatabase('expiry_purge');
     app = await startTestApp(url, { IDEMPOTENCY_TTL_SECONDS: String(TTL_SECONDS), IDEMPOTENCY_PURGE_BATCH_SIZE: String(BATCH) });
+    harness = await openStore(url, { ttlSeconds: TTL_SECONDS, purgeBatchSize: BATCH });
     db = await connect(url);
   });
 
   afterAll(async () => {
     await db?.end();
+    await harness?.close();
     await app?.close();
   });
 
@@ -72,17 +74,16 @@ describe('key expiry and purge', () => {
     await insertExpiredKeys(BATCH * 2 + 7, 'batch-');
     const live = randomUUID();
     await postPago(app.baseUrl, { client: ALICE, key: live, body: nuevoPago() });
-    const store = app.app.get(IdempotencyStore);
-    expect(await store.purgeExpiredKeys()).toBe(BATCH);
+    expect(await harness.store.purgeExpiredKeys()).toBe(BATCH);
     expect(await countKeys('batch-')).toBe(BATCH + 7);
-    expect(await app.app.get(IdempotencyPurgeJob).purgeOnce()).toBe(BATCH + 7);
+    expect(await harness.purgeJob.purgeOnce()).toBe(BATCH + 7);
     expect(await countKeys('batch-')).toBe(0);
     expect(await keyRow(db, 'alice', live)).toBeDefined();
   });
 
   it('purgeOnce clears 20,000 expired keys in bounded batches', async () => {
     await insertExpiredKeys(20_000, 'many-');
-    const purged = await app.app.get(IdempotencyPurgeJob).purgeOnce();
+    const purged = await harness.purgeJob.purgeOnce();
     expect(purged).toBe(20_000);
     expect(await countKeys('many-')).toBe(0);
   });

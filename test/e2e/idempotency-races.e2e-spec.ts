@@ -1,35 +1,38 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
-import { DataSource } from 'typeorm';
-import { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
+import type { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
 import type { Claim, ClaimOutcome, KeyRequest } from '../../src/idempotency/idempotency.types.js';
-import { IdempotencyPurgeJob } from '../../src/idempotency/idempotency-purge.job.js';
 import { insertExpiredKeys, keyRow } from '../support/ledger.js';
+import { openStore, type StoreHarness } from '../support/idempotency-store.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /**
  * Every transition statement in idempotency.sql.ts, raced by N concurrent callers on real
- * PostgreSQL connections: exactly one may win. Real: the app's store, its pool, PostgreSQL.
+ * PostgreSQL connections: exactly one may win. Real: the service's store, a pool, PostgreSQL.
  */
 const RACERS = 20;
 const LOCK_TIMEOUT_SECONDS = 60;
 
 describe('idempotency statements under races', () => {
   let app: TestApp;
+  let harness: StoreHarness;
   let store: IdempotencyStore;
   let db: pg.Client;
 
   beforeAll(async () => {
     const url = await createTestDatabase('idempotency_races');
-    app = await startTestApp(url, { DB_POOL_SIZE: String(RACERS) });
-    store = app.app.get(IdempotencyStore);
+    // The service migrates the database; the races run on a store of its own with one connection per racer.
+    app = await startTestApp(url);
+    harness = await openStore(url, { poolSize: RACERS, lockTimeoutSeconds: LOCK_TIMEOUT_SECONDS });
+    store = harness.store;
     db = await connect(url);
   });
 
   afterAll(async () => {
     await db?.end();
+    await harness?.close();
     await app?.close();
   });
 
@@ -44,7 +47,7 @@ describe('idempotency statements under races', () => {
     return outcome.claim;
   };
   const complete = (claim: Claim, body: string) =>
-    app.app.get(DataSource).transaction((manager) => store.completeKey(manager, claim, { status: 201, headers: {}, body }));
+    harness.dataSource.transaction((manager) => store.completeKey(manager, claim, { status: 201, headers: {}, body }));
 
   it('claimKey: of 20 first requests with one key exactly one claims it, the rest see it in flight', async () => {
     const outcomes = await race(newRequest());
@@ -129,7 +132,7 @@ describe('idempotency statements under races', () => {
     await insertExpiredKeys(db, expired, 'expired-', 'purge');
     const live = newRequest();
     await claimOf(live);
-    const job = app.app.get(IdempotencyPurgeJob);
+    const job = harness.purgeJob;
     const [first, second] = await Promise.all([job.purgeOnce(), job.purgeOnce()]);
     expect(first + second).toBe(expired);
     const { rows } = await db.query(`SELECT count(*)::int AS n FROM idempotency_keys`);

@@ -8,7 +8,7 @@ import { countCharges, countPagos, keyRow } from '../support/ledger.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
-// Real: the app in this process and as built OS processes (their output captured), HTTP, PostgreSQL.
+// Real: the built app as OS processes (their output captured), HTTP, PostgreSQL.
 // The only stand-in is the simulated processor (tok_decline declines, tok_error fails) with its latency knob.
 const PROBLEMS = 'https://pagos.dev/problems/';
 

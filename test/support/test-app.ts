@@ -1,22 +1,26 @@
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import { createApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config/app-config.js';
-import { TEST_API_TOKENS } from './clients.js';
+import { type AppProcess, startAppProcess } from './app-process.js';
 
 export interface TestApp {
   readonly baseUrl: string;
-  readonly app: NestExpressApplication;
+  /** Everything the service printed so far. */
+  output(): string;
   close(): Promise<void>;
 }
 
 /**
- * The real application, in this process, listening on a free loopback port, against `databaseUrl`.
+ * The real, built application as its own process on a free loopback port, against `databaseUrl`.
  * `env` overrides the environment the way an operator would (IDEMPOTENCY_TTL_SECONDS=…).
+ *
+ * Not in Jest's process: Jest's ES-module runtime can't load CommonJS libraries that `require` the
+ * ESM-only Nest 12 packages (@nestjs/throttler, nestjs-pino), which Node itself loads fine.
  */
 export async function startTestApp(databaseUrl: string, env: Record<string, string> = {}): Promise<TestApp> {
-  const config = loadConfig({ API_TOKENS: TEST_API_TOKENS, DB_POOL_SIZE: '10', ...env });
-  const app = await createApp({ ...config, databaseUrl }, ['error', 'warn']);
-  await app.listen(0, '127.0.0.1');
-  const address = app.getHttpServer().address() as { port: number };
-  return { baseUrl: `http://127.0.0.1:${address.port}`, app, close: () => app.close() };
+  const service: AppProcess = await startAppProcess(databaseUrl, { DB_POOL_SIZE: '10', ...env });
+  return {
+    baseUrl: service.baseUrl,
+    output: () => service.output(),
+    close: async () => {
+      await service.stop();
+    },
+  };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 const START_LOCAL_POSTGRES = "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start";
@@ -19,12 +20,16 @@ export async function assertDatabaseReachable(url: string): Promise<void> {
   }
 }
 
+// Two checkouts testing against one server (a CI run and a hand run) must not drop each other's databases.
+const CHECKOUT = createHash('sha256').update(process.cwd()).digest('hex').slice(0, 6);
+
 /**
- * A fresh database for one test file, named after it. It is dropped and recreated at the start of
- * the next run rather than at the end of this one, so a failed run leaves its rows to inspect.
+ * A fresh database for one test file of this checkout, named after both. It is dropped and
+ * recreated at the start of the next run rather than at the end of this one, so a failed run leaves
+ * its rows to inspect.
  */
 export async function createTestDatabase(name: string): Promise<string> {
-  const database = `pagos_${name.replace(/[^a-z0-9]+/gi, '_').toLowerCase()}`;
+  const database = `pagos_${name.replace(/[^a-z0-9]+/gi, '_').toLowerCase()}_${CHECKOUT}`;
   const admin = new pg.Client({ connectionString: serverUrl() });
   await admin.connect();
   try {

@@ -1,0 +1,35 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { IdempotencyPurgeJob } from '../../src/idempotency/idempotency-purge.job.js';
+import type { IdempotencyOptions } from '../../src/idempotency/idempotency.options.js';
+import { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
+
+export interface StoreHarness {
+  readonly dataSource: DataSource;
+  readonly store: IdempotencyStore;
+  readonly purgeJob: IdempotencyPurgeJob;
+  close(): Promise<void>;
+}
+
+const DEFAULTS: IdempotencyOptions = {
+  ttlSeconds: 86400,
+  lockTimeoutSeconds: 60,
+  purgeCron: '0 0 0 1 1 *',
+  purgeBatchSize: 1000,
+  scopeOf: () => 'alice',
+};
+
+/**
+ * The idempotency store and purge job of the service, on their own connection pool to a database the
+ * service already migrated: for racing the state-machine statements directly. Real: the store, the
+ * statements, node-postgres, PostgreSQL. Nothing is scheduled (the job is driven by `purgeOnce`).
+ */
+export async function openStore(url: string, options: Partial<IdempotencyOptions> & { poolSize?: number } = {}): Promise<StoreHarness> {
+  const { poolSize = 10, ...overrides } = options;
+  const settings = { ...DEFAULTS, ...overrides };
+  const dataSource = await new DataSource(dataSourceOptions({ url, poolSize })).initialize();
+  const store = new IdempotencyStore(dataSource, settings);
+  const purgeJob = new IdempotencyPurgeJob(store, new SchedulerRegistry(), settings);
+  return { dataSource, store, purgeJob, close: () => dataSource.destroy() };
+}
