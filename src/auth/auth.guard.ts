@@ -1,8 +1,8 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { AppConfig } from '../config/app-config.js';
-import { APP_CONFIG } from '../config/config.module.js';
 import { ApiTokenVerifier } from './api-token-verifier.js';
 import { UnauthenticatedError } from './auth.errors.js';
 import { attachClientId } from './authenticated-client.js';
@@ -17,9 +17,9 @@ export class AuthGuard implements CanActivate {
 
   constructor(
     private readonly reflector: Reflector,
-    @Inject(APP_CONFIG) config: AppConfig,
+    config: ConfigService<AppConfig, true>,
   ) {
-    this.verifier = new ApiTokenVerifier(config.apiClients);
+    this.verifier = new ApiTokenVerifier(config.get('apiClients', { infer: true }));
   }
 
   canActivate(context: ExecutionContext): boolean {

@@ -11,9 +11,14 @@ export function attachClientId(request: Request, clientId: string): void {
   (request as AuthenticatedRequest)[CLIENT_ID] = clientId;
 }
 
+/** The authenticated client's id, or undefined before (or without) authentication: for logs. */
+export function authenticatedClientIdOf(request: Request): string | undefined {
+  return (request as AuthenticatedRequest)[CLIENT_ID];
+}
+
 /** The id of the client `AuthGuard` authenticated; throws where no guard ran (a wiring bug). */
 export function clientIdOf(request: Request): string {
-  const clientId = (request as AuthenticatedRequest)[CLIENT_ID];
+  const clientId = authenticatedClientIdOf(request);
   if (clientId === undefined) throw new Error('no authenticated client on this request');
   return clientId;
 }
@@ -22,3 +27,4 @@ export function clientIdOf(request: Request): string {
 export const AuthenticatedClient = createParamDecorator((_data: unknown, context: ExecutionContext): string =>
   clientIdOf(context.switchToHttp().getRequest<Request>()),
 );
+

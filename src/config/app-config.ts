@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
-import { EnvSchema } from './env.schema.js';
+import type { ConfigService } from '@nestjs/config';
+import { EnvSchema, type LogFormat, type LogLevel } from './env.schema.js';
 
 export interface ApiClient {
   readonly clientId: string;
@@ -23,7 +24,13 @@ export interface AppConfig {
     readonly purgeBatchSize: number;
   };
   readonly gatewayLatencyMs: number;
+  /** Requests per client per window on rate-limited routes (POST /pagos), replays included. */
+  readonly rateLimit: { readonly requests: number; readonly windowSeconds: number };
+  readonly log: { readonly level: LogLevel; readonly format: LogFormat };
 }
+
+/** The validated configuration as modules inject it: `config.get('idempotency', { infer: true })`. */
+export type AppConfigService = ConfigService<AppConfig, true>;
 
 /** Thrown for a bad environment; its message is the single line printed at start-up. */
 export class ConfigError extends Error {
@@ -50,6 +57,12 @@ export const CONFIG_DEFAULTS = {
   // 1000 rows per DELETE keeps each batch to milliseconds, so it never holds long locks.
   purgeBatchSize: 1000,
   gatewayLatencyMs: 0,
+  // 300 payments a minute per API client (a merchant's backend, not one phone) absorbs checkout peaks
+  // and retry storms of a healthy client while capping a runaway one; tune per contract.
+  rateLimitRequests: 300,
+  rateLimitWindowSeconds: 60,
+  logLevel: 'info',
+  logFormat: 'auto',
 } as const;
 
 /**
@@ -86,6 +99,8 @@ function toAppConfig(env: EnvSchema): AppConfig {
       purgeBatchSize: env.IDEMPOTENCY_PURGE_BATCH_SIZE ?? d.purgeBatchSize,
     },
     gatewayLatencyMs: env.GATEWAY_LATENCY_MS ?? d.gatewayLatencyMs,
+    rateLimit: { requests: env.RATE_LIMIT_REQUESTS ?? d.rateLimitRequests, windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS ?? d.rateLimitWindowSeconds },
+    log: { level: env.LOG_LEVEL ?? d.logLevel, format: env.LOG_FORMAT ?? d.logFormat },
   };
 }
 

@@ -4,6 +4,12 @@ import { applyDecorators } from '@nestjs/common';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, Validate } from 'class-validator';
 import { CronExpressionConstraint, DatabaseUrlConstraint } from './env.constraints.js';
 
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+/** `auto`: human-readable on a terminal, JSON lines everywhere else (containers, CI, files). */
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 /** Decimal digits become a number; anything else ("abc", " ", "1e3") stays a string and fails IsInt. */
 function WholeNumber(): PropertyDecorator {
   return applyDecorators(
@@ -81,4 +87,24 @@ export class EnvSchema {
   @Min(0)
   @Max(120000)
   GATEWAY_LATENCY_MS?: number;
+
+  @IsOptional()
+  @WholeNumber()
+  @Min(1)
+  @Max(1_000_000)
+  RATE_LIMIT_REQUESTS?: number;
+
+  @IsOptional()
+  @WholeNumber()
+  @Min(1)
+  @Max(3600)
+  RATE_LIMIT_WINDOW_SECONDS?: number;
+
+  @IsOptional()
+  @IsIn(LOG_LEVELS)
+  LOG_LEVEL?: LogLevel;
+
+  @IsOptional()
+  @IsIn(LOG_FORMATS)
+  LOG_FORMAT?: LogFormat;
 }

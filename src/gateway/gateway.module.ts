@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
 import { DataSource } from 'typeorm';
-import type { AppConfig } from '../config/app-config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import type { AppConfigService } from '../config/app-config.js';
 import { PAYMENT_GATEWAY } from './payment-gateway.js';
 import { SimulatedPaymentGateway } from './simulated-payment-gateway.js';
 
@@ -10,8 +10,9 @@ import { SimulatedPaymentGateway } from './simulated-payment-gateway.js';
   providers: [
     {
       provide: PAYMENT_GATEWAY,
-      inject: [DataSource, APP_CONFIG],
-      useFactory: (dataSource: DataSource, config: AppConfig) => new SimulatedPaymentGateway(dataSource, config.gatewayLatencyMs),
+      inject: [DataSource, ConfigService],
+      useFactory: (dataSource: DataSource, config: AppConfigService) =>
+        new SimulatedPaymentGateway(dataSource, config.get('gatewayLatencyMs', { infer: true })),
     },
   ],
   exports: [PAYMENT_GATEWAY],

@@ -34,6 +34,14 @@ describe('loadConfig: defaults', () => {
     expect(config.idempotency).toEqual({ ttlSeconds: 86400, lockTimeoutSeconds: 60, purgeCron: '0 */10 * * * *', purgeBatchSize: 1000 });
     expect(config.dbPoolSize).toBe(CONFIG_DEFAULTS.dbPoolSize);
     expect(config.gatewayLatencyMs).toBe(0);
+    expect(config.rateLimit).toEqual({ requests: 300, windowSeconds: 60 });
+    expect(config.log).toEqual({ level: 'info', format: 'auto' });
+  });
+
+  it('rate limit and log settings come through typed', () => {
+    const config = loadConfig({ RATE_LIMIT_REQUESTS: '5', RATE_LIMIT_WINDOW_SECONDS: '10', LOG_LEVEL: 'debug', LOG_FORMAT: 'json' });
+    expect(config.rateLimit).toEqual({ requests: 5, windowSeconds: 10 });
+    expect(config.log).toEqual({ level: 'debug', format: 'json' });
   });
 
   it('with API_TOKENS unset the demo client is configured', () => {
@@ -107,6 +115,11 @@ describe('loadConfig: a bad value throws a one-line ConfigError naming the varia
     ['API_TOKENS', `alice:${TOKEN_A},`],
     ['API_TOKENS', `alice:${TOKEN_A};bob:${TOKEN_B}`],
     ['API_TOKENS', `al ice:${TOKEN_A}`],
+    ['RATE_LIMIT_REQUESTS', '0'],
+    ['RATE_LIMIT_REQUESTS', 'many'],
+    ['RATE_LIMIT_WINDOW_SECONDS', '3601'],
+    ['LOG_LEVEL', 'verbose'],
+    ['LOG_FORMAT', 'xml'],
   ])('%s=%j is rejected', (variable, value) => {
     const error = configErrorFor({ [variable]: value });
     expectOneLineNaming(error, variable);
