@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
+import { IdempotencyEvents } from './idempotency.events.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import { IdempotencyStore } from './idempotency.store.js';
 
@@ -18,6 +19,7 @@ export class IdempotencyPurgeJob implements OnApplicationBootstrap {
   constructor(
     private readonly store: IdempotencyStore,
     private readonly scheduler: SchedulerRegistry,
+    private readonly events: IdempotencyEvents,
     @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
   ) {}
 
@@ -40,9 +42,11 @@ export class IdempotencyPurgeJob implements OnApplicationBootstrap {
   private async tick(): Promise<void> {
     try {
       const purged = await this.purgeOnce();
+      this.events.purge({ ok: true, purged });
       if (purged > 0) this.logger.log(`purged ${purged} expired idempotency keys`);
     } catch (error) {
       // The next tick tries again; the keys it could not delete are already ignored on read.
+      this.events.purge({ ok: false });
       this.logger.error(`purge of expired idempotency keys failed: ${(error as Error).message}`);
     }
   }

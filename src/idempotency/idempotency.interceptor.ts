@@ -13,9 +13,10 @@ import {
 import {
   IdempotencyClaimLostError, IdempotencyKeyInFlightError, IdempotencyKeyInvalidError, IdempotencyKeyReusedError,
 } from './idempotency.errors.js';
+import { IdempotencyEvents, type IdempotencyOutcome } from './idempotency.events.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import { IdempotencyStore } from './idempotency.store.js';
-import type { Claim, KeyRequest, StoredResponse } from './idempotency.types.js';
+import type { Claim, ClaimOrigin, KeyRequest, StoredResponse } from './idempotency.types.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { attachOperationId } from './operation-id.decorator.js';
@@ -23,6 +24,8 @@ import { attachOperationId } from './operation-id.decorator.js';
 // With the charset spelled out, Express sends these exactly as stored.
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_JSON_CONTENT_TYPE = `${PROBLEM_CONTENT_TYPE}; charset=utf-8`;
+
+const OUTCOME_OF_CLAIM: Record<ClaimOrigin, IdempotencyOutcome> = { new_key: 'executed', expired_key: 'expired', takeover: 'lock_recovered' };
 
 /**
  * Runs an `@Idempotent()` handler at most once per key: claims the key first, stores the answer in
@@ -37,6 +40,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     private readonly reflector: Reflector,
     private readonly store: IdempotencyStore,
     private readonly transactions: Transactions,
+    private readonly events: IdempotencyEvents,
     @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
   ) {}
 
@@ -54,13 +58,17 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const outcome = await this.store.claimKey(keyRequest);
     switch (outcome.kind) {
       case 'claimed':
+        this.events.outcome(request, OUTCOME_OF_CLAIM[outcome.origin]);
         return this.execute(outcome.claim, request, response, next);
       case 'replay':
+        this.events.outcome(request, 'replayed');
         response.setHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
         return send(response, outcome.response);
       case 'mismatch':
+        this.events.outcome(request, 'mismatch');
         throw new IdempotencyKeyReusedError();
       case 'in_flight':
+        this.events.outcome(request, 'in_flight_conflict');
         throw new IdempotencyKeyInFlightError();
       default:
         return assertNever(outcome);

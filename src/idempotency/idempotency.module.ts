@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
+import { IdempotencyEvents } from './idempotency.events.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import { IdempotencyPurgeJob } from './idempotency-purge.job.js';
@@ -22,8 +23,10 @@ export class IdempotencyModule {
       module: IdempotencyModule,
       global: true,
       imports: [TypeOrmModule.forFeature([IdempotencyKeyRecord])],
-      providers: [{ provide: IDEMPOTENCY_OPTIONS, useValue: options }, IdempotencyStore, IdempotencyInterceptor, IdempotencyPurgeJob],
-      exports: [IDEMPOTENCY_OPTIONS, IdempotencyStore, IdempotencyInterceptor, IdempotencyPurgeJob],
+      providers: [
+        { provide: IDEMPOTENCY_OPTIONS, useValue: options }, IdempotencyStore, IdempotencyEvents, IdempotencyInterceptor, IdempotencyPurgeJob,
+      ],
+      exports: [IDEMPOTENCY_OPTIONS, IdempotencyStore, IdempotencyEvents, IdempotencyInterceptor, IdempotencyPurgeJob],
     };
   }
 }

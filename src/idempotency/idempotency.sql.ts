@@ -26,8 +26,9 @@ const KEY_COLUMNS = `
  * Race: two first requests with one key. The primary key lets one insert; the other conflicts,
  * waits for the winner to commit, and since that row has not expired DO UPDATE's WHERE is false:
  * it gets no row back. An expired key counts as unused: the winner overwrites it as a new operation.
- * Result: `claimed = true` (this caller owns the key), `claimed = false` with the live row, or zero
- * rows (the key became live after this statement's snapshot was taken; read it with findKey).
+ * Result: `claimed = true` (this caller owns the key; `replacedExpired` when DO UPDATE overwrote an
+ * expired row: xmax is 0 only for a fresh insert), `claimed = false` with the live row, or zero rows
+ * (the key became live after this statement's snapshot was taken; read it with findKey).
  * $1 scope, $2 key, $3 lock timeout seconds, $4 lock token, $5 request hash, $6 operation id, $7 ttl seconds.
  */
 export const CLAIM_KEY = `
@@ -44,13 +45,13 @@ export const CLAIM_KEY = `
            lock_token = EXCLUDED.lock_token, locked_at = now(), created_at = now(), expires_at = EXCLUDED.expires_at,
            response_status = NULL, response_headers = NULL, response_body = NULL
      WHERE k.expires_at <= now()
-    RETURNING k.operation_id
+    RETURNING k.operation_id, (k.xmax <> 0) AS replaced_expired
   )
-  SELECT true AS claimed, operation_id AS "operationId", NULL AS "requestHash", NULL AS status,
+  SELECT true AS claimed, operation_id AS "operationId", replaced_expired AS "replacedExpired", NULL AS "requestHash", NULL AS status,
          NULL::smallint AS "responseStatus", NULL::jsonb AS "responseHeaders", NULL AS "responseBody", NULL::boolean AS "leaseExpired"
     FROM claimed
   UNION ALL
-  SELECT false, "operationId", "requestHash", status, "responseStatus", "responseHeaders", "responseBody", "leaseExpired"
+  SELECT false, "operationId", NULL, "requestHash", status, "responseStatus", "responseHeaders", "responseBody", "leaseExpired"
     FROM live`;
 
 /**

@@ -18,7 +18,9 @@ interface KeyRow {
   readonly leaseExpired: boolean | null;
 }
 
-type ClaimRow = (KeyRow & { readonly claimed: false }) | { readonly claimed: true; readonly operationId: string };
+type ClaimRow =
+  | (KeyRow & { readonly claimed: false })
+  | { readonly claimed: true; readonly operationId: string; readonly replacedExpired: boolean };
 
 // claimKey and findKey can interleave with a purge or a release; a few rounds always settle it.
 const MAX_CLAIM_ROUNDS = 3;
@@ -37,7 +39,10 @@ export class IdempotencyStore {
       const [row] = await this.run<ClaimRow>(CLAIM_KEY, [
         request.scope, request.key, this.options.lockTimeoutSeconds, lockToken, request.fingerprint, randomUUID(), this.options.ttlSeconds,
       ]);
-      if (row?.claimed) return { kind: 'claimed', claim: { ...request, lockToken, operationId: row.operationId, resumed: false } };
+      if (row?.claimed) {
+        const claim = { ...request, lockToken, operationId: row.operationId, resumed: false };
+        return { kind: 'claimed', claim, origin: row.replacedExpired ? 'expired_key' : 'new_key' };
+      }
       const existing = row ?? (await this.run<KeyRow>(FIND_KEY, [request.scope, request.key, this.options.lockTimeoutSeconds]))[0];
       if (existing) return this.outcomeOfExisting(request, existing);
     }
@@ -80,7 +85,7 @@ export class IdempotencyStore {
       request.scope, request.key, this.options.lockTimeoutSeconds, request.fingerprint, lockToken,
     ]);
     if (!taken) return { kind: 'in_flight' };
-    return { kind: 'claimed', claim: { ...request, lockToken, operationId: taken.operationId, resumed: true } };
+    return { kind: 'claimed', claim: { ...request, lockToken, operationId: taken.operationId, resumed: true }, origin: 'takeover' };
   }
 
   private run<Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]> {

@@ -20,8 +20,11 @@ export interface Claim extends KeyRequest {
   readonly resumed: boolean;
 }
 
+/** How a claim was won: a key never seen (or purged), an expired key reused, or a takeover. */
+export type ClaimOrigin = 'new_key' | 'expired_key' | 'takeover';
+
 export type ClaimOutcome =
-  | { readonly kind: 'claimed'; readonly claim: Claim }
+  | { readonly kind: 'claimed'; readonly claim: Claim; readonly origin: ClaimOrigin }
   | { readonly kind: 'replay'; readonly response: StoredResponse }
   | { readonly kind: 'mismatch' }
   | { readonly kind: 'in_flight' };

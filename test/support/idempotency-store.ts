@@ -1,6 +1,7 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { IdempotencyEvents } from '../../src/idempotency/idempotency.events.js';
 import { IdempotencyPurgeJob } from '../../src/idempotency/idempotency-purge.job.js';
 import type { IdempotencyOptions } from '../../src/idempotency/idempotency.options.js';
 import { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
@@ -30,6 +31,6 @@ export async function openStore(url: string, options: Partial<IdempotencyOptions
   const settings = { ...DEFAULTS, ...overrides };
   const dataSource = await new DataSource(dataSourceOptions({ url, poolSize })).initialize();
   const store = new IdempotencyStore(dataSource, settings);
-  const purgeJob = new IdempotencyPurgeJob(store, new SchedulerRegistry(), settings);
+  const purgeJob = new IdempotencyPurgeJob(store, new SchedulerRegistry(), new IdempotencyEvents(), settings);
   return { dataSource, store, purgeJob, close: () => dataSource.destroy() };
 }
