@@ -8,7 +8,7 @@ import { BenchModule, benchState } from './bench.module.js';
 async function main(): Promise<void> {
   benchState.roundTrips = countRoundTrips();
   const config = loadConfig(process.env);
-  const app = await createApp({ ...config, databaseUrl: config.databaseUrl! }, ['error'], [BenchModule]);
+  const app = await createApp({ ...config, databaseUrl: config.databaseUrl! }, [BenchModule]);
   await app.listen(config.port, '127.0.0.1');
   console.log(`bench server listening on port ${config.port}`);
   process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));

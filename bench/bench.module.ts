@@ -7,6 +7,7 @@ import { CrearPagoDto } from '../src/pagos/dto/crear-pago.dto.js';
 import { type PagoResponse, toPagoResponse } from '../src/pagos/dto/pago.response.js';
 import { PagosModule } from '../src/pagos/pagos.module.js';
 import { PagosService } from '../src/pagos/pagos.service.js';
+import { RateLimited } from '../src/rate-limit/rate-limited.decorator.js';
 
 export const ROUND_TRIPS = Symbol('ROUND_TRIPS');
 
@@ -20,6 +21,7 @@ export class BenchController {
 
   /** The baseline: the same business write as POST /pagos, without @Idempotent(). */
   @Post('pagos-sin-idempotencia')
+  @RateLimited()
   @HttpCode(HttpStatus.CREATED)
   async crear(
     @Body() dto: CrearPagoDto,

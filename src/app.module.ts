@@ -1,14 +1,18 @@
 import { type DynamicModule, Module, type Type } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule } from './auth/auth.module.js';
 import { clientIdOf } from './auth/authenticated-client.js';
 import type { AppConfig } from './config/app-config.js';
-import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
 import { Draining } from './http/draining.js';
 import { createValidationPipe, validateRouteBody } from './http/validation.js';
 import { IdempotencyModule } from './idempotency/idempotency.module.js';
+import { LoggingModule } from './logging/logging.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { PagosModule } from './pagos/pagos.module.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 
 /** Composes the modules; `config.databaseUrl` must be resolved (see main.ts). */
 @Module({})
@@ -19,10 +23,16 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot(config),
+        // Validated against EnvSchema by main.ts already (it needs the values before the module graph
+        // exists); @nestjs/config serves them to every module without reading the environment again.
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, skipProcessEnv: true, load: [() => config] }),
+        LoggingModule,
         DatabaseModule.forRoot({ url: config.databaseUrl, poolSize: config.dbPoolSize, runMigrationsOnStart: config.runMigrationsOnStart }),
         ScheduleModule.forRoot(),
         AuthModule,
+        RateLimitModule,
+        MetricsModule,
+        HealthModule,
         IdempotencyModule.forRoot({
           ...config.idempotency,
           scopeOf: clientIdOf,

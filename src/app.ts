@@ -1,12 +1,14 @@
-import type { DynamicModule, LogLevel, Type } from '@nestjs/common';
+import type { DynamicModule, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { Transactions } from './database/transactions.js';
 import type { AppConfig } from './config/app-config.js';
 import { answerMalformedRequestsWithProblems } from './http/client-error.handler.js';
 import { Draining } from './http/draining.js';
 import { requireJsonContentType } from './http/json-content-type.middleware.js';
+import { HttpMetrics } from './metrics/http-metrics.js';
 import { rejectUnacceptableJson } from './http/json-shape.middleware.js';
 import { ProblemFilter } from './http/problem.filter.js';
 import { createValidationPipe } from './http/validation.js';
@@ -17,12 +19,14 @@ const BODY_LIMIT = '64kb';
 /** The configured application, not yet listening: shared by main.ts and the end-to-end tests. */
 export async function createApp(
   config: AppConfig & { databaseUrl: string },
-  logLevels?: LogLevel[],
   extraImports: Array<Type | DynamicModule> = [],
 ): Promise<NestExpressApplication> {
   const root = AppModule.forRoot(config, extraImports);
-  const app = await NestFactory.create<NestExpressApplication>(root, { bodyParser: false, logger: logLevels });
+  // Start-up lines wait for the JSON logger instead of going out in Nest's own format.
+  const app = await NestFactory.create<NestExpressApplication>(root, { bodyParser: false, bufferLogs: true });
+  app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
+  app.use(app.get(HttpMetrics).middleware);
   app.use(app.get(Draining).middleware);
   app.use(requireJsonContentType);
   app.useBodyParser('json', { limit: BODY_LIMIT });

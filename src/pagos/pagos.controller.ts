@@ -3,6 +3,7 @@ import type { Response } from 'express';
 import { AuthenticatedClient } from '../auth/authenticated-client.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
 import { IdempotentOperationId } from '../idempotency/operation-id.decorator.js';
+import { RateLimited } from '../rate-limit/rate-limited.decorator.js';
 import { CrearPagoDto } from './dto/crear-pago.dto.js';
 import { ListarPagosQuery } from './dto/listar-pagos.query.js';
 import { type PagoResponse, toPagoResponse } from './dto/pago.response.js';
@@ -17,6 +18,7 @@ export class PagosController {
   constructor(private readonly pagos: PagosService) {}
 
   @Post()
+  @RateLimited()
   @Idempotent()
   @HttpCode(HttpStatus.CREATED)
   async crear(

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { ALICE } from '../support/clients.js';
 import { countCharges } from '../support/ledger.js';
-import { nuevoPago, postPago } from '../support/http.js';
+import { get, nuevoPago, postPago } from '../support/http.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
@@ -50,5 +50,17 @@ describe('when the database is unreachable', () => {
     const replay = await postPago(app.baseUrl, { client: ALICE, key, body });
     expect(replay.text).toBe(after.text);
     expect(await countCharges(db)).toBe(1);
+  });
+
+  it('readiness is a 503 problem naming the database while it is unreachable; liveness stays 200', async () => {
+    await proxy.cut();
+    const ready = await get(app.baseUrl, '/health/ready');
+    expect(ready.status).toBe(503);
+    expect(ready.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(ready.json).toMatchObject({ status: 503, checks: { database: { status: 'down' } } });
+    expect((await get(app.baseUrl, '/health/live')).status).toBe(200);
+
+    await proxy.restore();
+    expect((await get(app.baseUrl, '/health/ready')).status).toBe(200);
   });
 });

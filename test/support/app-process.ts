@@ -7,6 +7,8 @@ import { TEST_API_TOKENS } from './clients.js';
 const MAIN = path.resolve('dist/src/main.js');
 const READY_LINE = 'pagos listening on port';
 const START_TIMEOUT_MS = 30_000;
+// Tests send bursts far beyond a client's fair share; the rate-limit test sets its own limit.
+const TEST_DEFAULTS = { RATE_LIMIT_REQUESTS: '1000000', LOG_FORMAT: 'json' };
 
 export interface AppProcess {
   readonly baseUrl: string;
@@ -21,7 +23,7 @@ export interface AppProcess {
 export async function startAppProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<AppProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH, NODE_ENV: 'test', API_TOKENS: TEST_API_TOKENS, ...env, PORT: String(port), DATABASE_URL: databaseUrl },
+    env: { PATH: process.env.PATH, NODE_ENV: 'test', API_TOKENS: TEST_API_TOKENS, ...TEST_DEFAULTS, ...env, PORT: String(port), DATABASE_URL: databaseUrl },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,0 +1,21 @@
+import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
+import type { Request } from 'express';
+import { clientIdOf } from '../auth/authenticated-client.js';
+import { RateLimitedError } from './rate-limit.errors.js';
+
+/**
+ * Limits requests per authenticated client rather than per IP (many clients share a NAT, one client
+ * runs many servers). Applied per route, so it runs after the global AuthGuard has named the client,
+ * and before any interceptor: a replay counts like any other request.
+ */
+@Injectable()
+export class ClientThrottlerGuard extends ThrottlerGuard {
+  protected override async getTracker(request: Record<string, unknown>): Promise<string> {
+    return clientIdOf(request as unknown as Request);
+  }
+
+  protected override async throwThrottlingException(_context: ExecutionContext, limit: ThrottlerLimitDetail): Promise<void> {
+    throw new RateLimitedError(Math.max(1, limit.timeToBlockExpire));
+  }
+}
