@@ -121,18 +121,27 @@ describe('health, metrics and logs', () => {
       const requestId = `obs-${randomUUID()}`;
       const answer = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: nuevoPago(), headers: { 'x-request-id': requestId } });
       expect(answer.headers.get('x-request-id')).toBe(requestId);
-      await waitUntil(async () => logLines().some((line) => line.requestId === requestId));
-      const lines = logLines().filter((line) => line.requestId === requestId);
+      await waitUntil(async () => logLines().some((line) => line.req?.id === requestId));
+      const lines = logLines().filter((line) => line.req?.id === requestId);
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatchObject({
         level: 30,
         clientId: 'alice',
         idempotency: 'executed',
-        req: { method: 'POST', url: '/pagos' },
+        req: { id: requestId, method: 'POST', url: '/pagos' },
         res: { statusCode: 201 },
         durationMs: expect.any(Number),
         msg: 'request completed',
       });
+    });
+
+    it('include requests refused before routing, such as malformed JSON', async () => {
+      const requestId = `obs-${randomUUID()}`;
+      const refused = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: {}, rawBody: '{"monto":', headers: { 'x-request-id': requestId } });
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('x-request-id')).toBe(requestId);
+      await waitUntil(async () => logLines().some((line) => line.req?.id === requestId));
+      expect(logLines().find((line) => line.req?.id === requestId)).toMatchObject({ res: { statusCode: 400 }, req: { url: '/pagos' } });
     });
 
     it('replace an X-Request-Id that is not a plain token with a generated UUID', async () => {
