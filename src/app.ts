@@ -8,6 +8,7 @@ import { answerMalformedRequestsWithProblems } from './http/client-error.handler
 import { Draining } from './http/draining.js';
 import { requireJsonContentType } from './http/json-content-type.middleware.js';
 import { rejectUnacceptableJson } from './http/json-shape.middleware.js';
+import { serveOpenApiDocs } from './http/openapi-docs.js';
 import { ProblemFilter } from './http/problem.filter.js';
 import { createValidationPipe } from './http/validation.js';
 
@@ -32,5 +33,6 @@ export async function createApp(
   app.useGlobalFilters(new ProblemFilter());
   app.useGlobalPipes(createValidationPipe());
   answerMalformedRequestsWithProblems(app.getHttpServer());
+  serveOpenApiDocs(app);
   return app;
 }
