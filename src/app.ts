@@ -12,6 +12,7 @@ import { requireJsonContentType } from './http/json-content-type.middleware.js';
 import { REQUEST_LOGGER } from './logging/request-logger.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
 import { rejectUnacceptableJson } from './http/json-shape.middleware.js';
+import { serveOpenApiDocs } from './http/openapi-docs.js';
 import { ProblemFilter } from './http/problem.filter.js';
 import { createValidationPipe } from './http/validation.js';
 
@@ -39,5 +40,6 @@ export async function createApp(
   app.useGlobalFilters(new ProblemFilter());
   app.useGlobalPipes(createValidationPipe());
   answerMalformedRequestsWithProblems(app.getHttpServer());
+  serveOpenApiDocs(app);
   return app;
 }

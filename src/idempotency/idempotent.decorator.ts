@@ -1,16 +1,19 @@
 import { applyDecorators, SetMetadata, UseInterceptors } from '@nestjs/common';
 import { IDEMPOTENT_ROUTE } from './idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
+import { ApiIdempotent } from './idempotency.openapi.js';
 
 /**
  * Makes a write route idempotent: it then requires an `Idempotency-Key` header, runs its handler at
- * most once per key (and scope), and answers every retry with the first response.
+ * most once per key (and scope), and answers every retry with the first response. It also documents
+ * all of that in OpenAPI; put it above the route's own response decorators.
  *
  * @example
  *   @Post()
  *   @Idempotent()
+ *   @ApiCreatedResponse({ type: ThingResponse })
  *   create(@Body() dto: CreateThingDto) { ... }
  */
 export function Idempotent(): MethodDecorator {
-  return applyDecorators(SetMetadata(IDEMPOTENT_ROUTE, true), UseInterceptors(IdempotencyInterceptor));
+  return applyDecorators(SetMetadata(IDEMPOTENT_ROUTE, true), UseInterceptors(IdempotencyInterceptor), ApiIdempotent());
 }

@@ -8,12 +8,14 @@ import { CrearPagoDto } from './dto/crear-pago.dto.js';
 import { ListarPagosQuery } from './dto/listar-pagos.query.js';
 import { type PagoResponse, toPagoResponse } from './dto/pago.response.js';
 import { PagoNoEncontradoError } from './pagos.errors.js';
+import { ApiCrearPago, ApiListarPagos, ApiPagoPorId, ApiPagos } from './pagos.openapi.js';
 import { PagosService } from './pagos.service.js';
 
 // A malformed id can't name a payment: it gets the same 404 as an unknown one.
 const uuidOr404 = new ParseUUIDPipe({ exceptionFactory: () => new PagoNoEncontradoError() });
 
 @Controller('pagos')
+@ApiPagos()
 export class PagosController {
   constructor(private readonly pagos: PagosService) {}
 
@@ -21,6 +23,7 @@ export class PagosController {
   @RateLimited()
   @Idempotent()
   @HttpCode(HttpStatus.CREATED)
+  @ApiCrearPago()
   async crear(
     @Body() dto: CrearPagoDto,
     @AuthenticatedClient() clientId: string,
@@ -33,6 +36,7 @@ export class PagosController {
   }
 
   @Get(':id')
+  @ApiPagoPorId()
   async findOne(@Param('id', uuidOr404) id: string, @AuthenticatedClient() clientId: string): Promise<PagoResponse> {
     const pago = await this.pagos.findOne(clientId, id);
     if (!pago) throw new PagoNoEncontradoError();
@@ -40,6 +44,7 @@ export class PagosController {
   }
 
   @Get()
+  @ApiListarPagos()
   async list(@Query() query: ListarPagosQuery, @AuthenticatedClient() clientId: string): Promise<PagoResponse[]> {
     const pagos = await this.pagos.list(clientId, query.numeroOrden);
     return pagos.map(toPagoResponse);
