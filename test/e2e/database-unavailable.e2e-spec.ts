@@ -16,12 +16,9 @@ describe('when the database is unreachable', () => {
 
   beforeAll(async () => {
     const url = await createTestDatabase('database_unavailable');
-    const direct = new URL(url);
-    proxy = await TcpProxy.start(direct.hostname, Number(direct.port || 5432));
-    const viaProxy = new URL(url);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
-    app = await startTestApp(viaProxy.toString());
+    let viaProxy: string;
+    ({ proxy, viaProxy } = await TcpProxy.inFrontOf(url));
+    app = await startTestApp(viaProxy);
     db = await connect(url);
   });
 

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
+import { sendWithRetries } from '../../examples/client/send-with-retries.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
 import { countCharges } from '../support/ledger.js';
 import { type HttpResult, nuevoPago, type PagoBody, postPago } from '../support/http.js';
 import { seededRandom } from '../support/seeded-random.js';
-import { sendWithRetries } from '../support/retrying-client.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { waitUntil, within } from '../support/waiting.js';
@@ -26,22 +26,18 @@ describe('when the service loses its database', () => {
   let url: string;
   let db: pg.Client;
   let proxy: TcpProxy;
-  let proxyCut = false;
   let service: AppProcess;
 
   beforeAll(async () => {
     url = await createTestDatabase('fault_database_loss');
-    const direct = new URL(url);
-    proxy = await TcpProxy.start(direct.hostname, Number(direct.port || 5432));
-    const viaProxy = new URL(url);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
-    service = await startAppProcess(viaProxy.toString(), { IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: '2', GATEWAY_LATENCY_MS: '300' });
+    let viaProxy: string;
+    ({ proxy, viaProxy } = await TcpProxy.inFrontOf(url));
+    service = await startAppProcess(viaProxy, { IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: '2', GATEWAY_LATENCY_MS: '300' });
     db = await connect(url);
   });
 
   afterEach(async () => {
-    if (proxyCut) await restoreDatabase();
+    if (proxy?.isCut) await proxy.restore();
   });
 
   afterAll(async () => {
@@ -50,14 +46,6 @@ describe('when the service loses its database', () => {
     await proxy?.cut();
   });
 
-  const cutDatabase = async () => {
-    await proxy.cut();
-    proxyCut = true;
-  };
-  const restoreDatabase = async () => {
-    await proxy.restore();
-    proxyCut = false;
-  };
   // Fails with the end of the service's log, which says why it died.
   const expectServiceUp = () => {
     const { exitCode, signalCode } = service.child;
@@ -68,7 +56,7 @@ describe('when the service loses its database', () => {
 
   it('while the database is cut and the service idle, requests get 503 problem+json with Retry-After, the service stays up, and the same keys succeed once it is back', async () => {
     const operations = Array.from({ length: 3 }, () => ({ key: randomUUID(), body: nuevoPago() }));
-    await cutDatabase();
+    await proxy.cut();
     const during = await Promise.all(operations.map((op) => within(postPago(service.baseUrl, { client: ALICE, ...op }), ANSWER_DEADLINE_MS)));
     for (const answer of during) {
       expect(answer.status).toBe(503);
@@ -79,7 +67,7 @@ describe('when the service loses its database', () => {
     expectServiceUp();
     expect(await countCharges(db)).toBe(0);
 
-    await restoreDatabase();
+    await proxy.restore();
     const after = await Promise.all(operations.map((op) => within(postPago(service.baseUrl, { client: ALICE, ...op }), ANSWER_DEADLINE_MS)));
     expect(after.map((answer) => answer.status)).toEqual(operations.map(() => 201));
     const replays = await Promise.all(operations.map((op) => postPago(service.baseUrl, { client: ALICE, ...op })));
@@ -96,7 +84,7 @@ describe('when the service loses its database', () => {
     // Staggered over 800 ms, so that the cut finds operations done, charged, in the gateway, and not yet claimed.
     const first = operations.map((op) => delay(Math.floor(random() * 800)).then(() => tally.first(service.baseUrl, op, ANSWER_DEADLINE_MS)));
     await waitUntil(() => chargesOf(db, operations).then((n) => n >= OPERATIONS / 4));
-    await cutDatabase();
+    await proxy.cut();
     const firstResults = await Promise.all(first);
     expectServiceUp();
     const firstAnswers = expectAllAnswered(firstResults);
@@ -105,7 +93,7 @@ describe('when the service loses its database', () => {
     const chargedBeforeRestore = await chargesOf(db, operations);
 
     const unreleased = countOccurrences(service.output().slice(logBefore), 'could not release key');
-    await restoreDatabase();
+    await proxy.restore();
     const retried = await retryAll(service.baseUrl, operations, tally, seededRandom(7));
     expect(retried.map((outcome) => outcome.result?.status)).toEqual(operations.map(() => 201));
     expectServiceUp();

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
+import { sendWithRetries } from '../../examples/client/send-with-retries.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
 import { countCharges } from '../support/ledger.js';
 import { nuevoPago, postPago } from '../support/http.js';
 import { ResponseDroppingProxy } from '../support/response-dropping-proxy.js';
-import { sendWithRetries } from '../support/retrying-client.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 

@@ -21,6 +21,21 @@ export class TcpProxy {
     return proxy;
   }
 
+  /** A proxy to the PostgreSQL server of `databaseUrl`, and the same URL routed through it. */
+  static async inFrontOf(databaseUrl: string): Promise<{ proxy: TcpProxy; viaProxy: string }> {
+    const direct = new URL(databaseUrl);
+    const proxy = await TcpProxy.start(direct.hostname, Number(direct.port || 5432));
+    const viaProxy = new URL(databaseUrl);
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(proxy.port);
+    return { proxy, viaProxy: viaProxy.toString() };
+  }
+
+  /** True between `cut()` and `restore()`: what an `afterEach` checks to leave the database reachable. */
+  get isCut(): boolean {
+    return this.server === undefined;
+  }
+
   async restore(): Promise<void> {
     const server = createServer((client) => this.forward(client));
     server.listen(this.port, '127.0.0.1');

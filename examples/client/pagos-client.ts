@@ -1,0 +1,67 @@
+/** The body of `POST /pagos`: what the user asked to pay. */
+export interface PagoRequest {
+  readonly numeroOrden: string;
+  /** Minor units (cents). */
+  readonly monto: number;
+  readonly moneda: string;
+  /** The payment-method token from the processor's SDK. */
+  readonly token: string;
+}
+
+/** One HTTP answer, its body kept exactly as received. */
+export interface PagosAnswer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  /** The body parsed as JSON; undefined when it is not JSON. */
+  readonly json: unknown;
+}
+
+/** The slice of the global `fetch` the client uses; tests pass one that counts or diverts requests. */
+export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
+
+export interface PagosClientOptions {
+  readonly baseUrl: string;
+  readonly apiToken: string;
+  /** How long one attempt may take before the client stops waiting for its answer. */
+  readonly timeoutMs: number;
+  readonly fetch?: FetchLike;
+}
+
+/**
+ * One attempt at `POST /pagos` with the operation's Idempotency-Key. Rejects only when no answer
+ * arrived (network error, timeout); every HTTP status resolves.
+ *
+ * @example
+ * const answer = await new PagosClient({ baseUrl, apiToken, timeoutMs: 10_000 }).postPago(key, pago);
+ */
+export class PagosClient {
+  private readonly fetch: FetchLike;
+
+  constructor(private readonly options: PagosClientOptions) {
+    this.fetch = options.fetch ?? fetch;
+  }
+
+  async postPago(idempotencyKey: string, pago: PagoRequest): Promise<PagosAnswer> {
+    const response = await this.fetch(new URL('/pagos', this.options.baseUrl).toString(), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${this.options.apiToken}`,
+        'idempotency-key': idempotencyKey,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify(pago),
+      signal: AbortSignal.timeout(this.options.timeoutMs),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, text, json: parseJson(text) };
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
