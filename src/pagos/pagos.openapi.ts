@@ -4,6 +4,7 @@ import { UnauthenticatedError } from '../auth/auth.errors.js';
 import { ApiProblems } from '../http/api-problems.decorator.js';
 import { DatabaseUnavailableError, MalformedRequestError, RequestValidationError, ShuttingDownError, UnsupportedMediaTypeError } from '../http/http.errors.js';
 import { BEARER_AUTH } from '../http/openapi-docs.js';
+import { RateLimitedError } from '../rate-limit/rate-limit.errors.js';
 import { PagoResponse } from './dto/pago.response.js';
 import { OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoNoEncontradoError, PagoRechazadoError, PasarelaNoDisponibleError } from './pagos.errors.js';
 
@@ -47,6 +48,7 @@ export function ApiCrearPago(): MethodDecorator {
       new PayloadTooLargeException('request entity too large'),
       new UnsupportedMediaTypeError(),
       new PasarelaNoDisponibleError(),
+      new RateLimitedError(30),
     ]),
     ApiProblems([new PagoRechazadoError(PAGO_RECHAZADO)], PagoRechazadoProblem),
     ApiProblems([new OrdenYaPagadaError('ORD-1001', PAGO_ID), new OrdenConPagoEnCursoError('ORD-1001', PAGO_ID)], OrdenEnConflictoProblem),

@@ -17,6 +17,7 @@ const POST_PAGOS_PROBLEMS: Record<string, string[]> = {
   413: ['payload-too-large'],
   415: ['unsupported-media-type'],
   422: ['idempotency-key-reused'],
+  429: ['rate-limited'],
   500: ['internal-error'],
   502: ['pasarela-no-disponible'],
   503: ['service-unavailable', 'shutting-down'],
