@@ -3,16 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { runMigrationScript, startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
-import { countCharges, keyRow } from '../support/ledger.js';
+import { expectOneExecution } from '../support/duplicate-answers.js';
+import { countCharges, expireLease, keyRow, waitForClaim } from '../support/ledger.js';
 import { nuevoPago, postPago, type HttpResult } from '../support/http.js';
 import { RoundRobinProxy, UPSTREAM_HEADER } from '../support/round-robin-proxy.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
-import { waitUntil } from '../support/waiting.js';
 
 /**
  * docker-compose.yml's topology without containers: the migration script runs once, two service
  * processes start with DB_MIGRATIONS_RUN=false on one PostgreSQL, and a round-robin proxy sits in
- * front. Real: processes, HTTP through the proxy, PostgreSQL. The gateway takes 1 s, so duplicates
+ * front. Real: processes, HTTP through the proxy, PostgreSQL. The gateway takes 3 s, so duplicates
  * and a kill land while the first attempt is in flight.
  */
 const DUPLICATES = 20;
@@ -27,7 +27,7 @@ describe('two replicas behind a round-robin proxy', () => {
   beforeAll(async () => {
     url = await createTestDatabase('replicas');
     migration = await runMigrationScript('run', url);
-    const env = { GATEWAY_LATENCY_MS: '1000', DB_MIGRATIONS_RUN: 'false' };
+    const env = { GATEWAY_LATENCY_MS: '3000', DB_MIGRATIONS_RUN: 'false' };
     replicas = await Promise.all([startAppProcess(url, env), startAppProcess(url, env)]);
     proxy = await RoundRobinProxy.start(replicas.map((replica) => replica.baseUrl));
     db = await connect(url);
@@ -55,14 +55,9 @@ describe('two replicas behind a round-robin proxy', () => {
     const results = await Promise.all(Array.from({ length: DUPLICATES }, () => postPago(proxy.baseUrl, { client: ALICE, key, body })));
 
     expect(new Set(results.map(upstreamOf))).toEqual(new Set(replicas.map((replica) => replica.baseUrl)));
-    const executed = results.filter((r) => r.status === 201 && r.headers.get('idempotent-replayed') === null);
-    expect(executed).toHaveLength(1);
-    for (const result of results.filter((r) => r !== executed[0])) {
-      if (result.status === 409) expect(result.json.type).toContain('idempotency-key-in-flight');
-      else expect({ status: result.status, text: result.text }).toEqual({ status: 201, text: executed[0]!.text });
-    }
+    const executed = expectOneExecution(results);
     expect(await countCharges(db)).toBe(charges + 1);
-    expect(await keyRow(db, ALICE.clientId, key)).toMatchObject({ status: 'completed', response_status: 201, response_body: executed[0]!.text });
+    expect(await keyRow(db, ALICE.clientId, key)).toMatchObject({ status: 'completed', response_status: 201, response_body: executed.text });
   });
 
   it('a retry that the proxy sends to the other replica gets the byte-identical stored answer', async () => {
@@ -88,14 +83,14 @@ describe('two replicas behind a round-robin proxy', () => {
     const body = nuevoPago();
     const charges = await countCharges(db);
     const lost = postPago(proxy.baseUrl, { client: ALICE, key, body });
-    await waitUntil(async () => (await db.query(`SELECT 1 FROM idempotency_keys WHERE key = $1`, [key])).rowCount === 1);
+    await waitForClaim(db, key);
     await victim.stop('SIGKILL');
     expect((await lost).status).toBe(502);
 
     const tooEarly = await postPago(proxy.baseUrl, { client: ALICE, key, body });
     expect({ status: tooEarly.status, upstream: upstreamOf(tooEarly) }).toEqual({ status: 409, upstream: survivor.baseUrl });
 
-    await db.query(`UPDATE idempotency_keys SET locked_at = now() - interval '1 hour' WHERE key = $1`, [key]);
+    await expireLease(db, key);
     const recovered = await postPago(proxy.baseUrl, { client: ALICE, key, body });
     expect({ status: recovered.status, upstream: upstreamOf(recovered) }).toEqual({ status: 201, upstream: survivor.baseUrl });
     const replay = await postPago(proxy.baseUrl, { client: ALICE, key, body });
