@@ -112,7 +112,5 @@ admin_users = ${user}
 pool_mode = transaction
 default_pool_size = ${poolSize}
 max_client_conn = 500
-; node-postgres may send it; PgBouncer has no use for it.
-ignore_startup_parameters = extra_float_digits
 `;
 }
