@@ -6,6 +6,7 @@ RUN npm ci --no-audit --no-fund
 COPY nest-cli.json tsconfig.json ./
 COPY src ./src
 COPY migrations ./migrations
+# Emits dist/src (the service and the migration script) and dist/migrations.
 RUN npx nest build
 
 FROM node:20.20-bookworm-slim AS runtime
@@ -15,8 +16,10 @@ COPY package.json package-lock.json ./
 # Production dependencies only; the embedded PostgreSQL is never used here (DATABASE_URL is required).
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The files stay root-owned: the service, running as `node`, can read its code but not change it.
 USER node
 EXPOSE 3000
+# The slim image has no curl; node's fetch asks the liveness route, which needs no token.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/pagos').then(r=>process.exit(r.status===401?0:1)).catch(()=>process.exit(1))"
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "dist/src/main.js"]

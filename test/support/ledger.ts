@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { waitUntil } from './waiting.js';
 
 /** How many charges the simulated processor made: the number that must never exceed the operations. */
 export async function countCharges(db: pg.Client, where = 'true', params: unknown[] = []): Promise<number> {
@@ -24,4 +25,14 @@ export async function insertExpiredKeys(db: pg.Client, count: number, prefix: st
        FROM generate_series(1, $1::int) AS i`,
     [count, prefix, scope],
   );
+}
+
+/** Resolves once some attempt has claimed `key`. */
+export async function waitForClaim(db: pg.Client, key: string): Promise<void> {
+  await waitUntil(async () => (await db.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [key])).rowCount === 1);
+}
+
+/** Backdates the claim's lease by an hour: a retry may take it over now, without waiting out the lock timeout. */
+export async function expireLease(db: pg.Client, key: string): Promise<void> {
+  await db.query(`UPDATE idempotency_keys SET locked_at = now() - interval '1 hour' WHERE key = $1`, [key]);
 }

@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type pg from 'pg';
+import { runMigrationScript, startAppProcess, type AppProcess } from '../support/app-process.js';
+import { ALICE } from '../support/clients.js';
+import { expectOneExecution } from '../support/duplicate-answers.js';
+import { countCharges, expireLease, insertExpiredKeys, waitForClaim } from '../support/ledger.js';
+import { nuevoPago, postPago } from '../support/http.js';
+import { PgBouncer } from '../support/pgbouncer.js';
+import { connect, createTestDatabase } from '../support/test-database.js';
+import { waitUntil } from '../support/waiting.js';
+
+/**
+ * The scale-out path: two service processes reach PostgreSQL only through PgBouncer in
+ * transaction-pooling mode, their pools of 10 sharing 4 server connections, so consecutive
+ * transactions of one replica run on different server sessions. The migration runs once directly
+ * against PostgreSQL (its lock is a session advisory lock, which transaction pooling would break).
+ * Real: PgBouncer, processes, HTTP, PostgreSQL. Stale leases are reached by backdating `locked_at`.
+ */
+const SERVER_CONNECTIONS = 4;
+const DUPLICATES = 20;
+
+describe('two replicas through PgBouncer in transaction mode', () => {
+  let url: string;
+  let bouncer: PgBouncer;
+  let replicas: AppProcess[];
+  let db: pg.Client;
+  const others: AppProcess[] = [];
+
+  const replicaEnv = { DB_MIGRATIONS_RUN: 'false', DB_POOL_SIZE: '10', GATEWAY_LATENCY_MS: '300' };
+
+  beforeAll(async () => {
+    url = await createTestDatabase('pgbouncer');
+    const migration = await runMigrationScript('run', url);
+    if (migration.code !== 0) throw new Error(`migration failed:\n${migration.output}`);
+    bouncer = await PgBouncer.start(url, { poolSize: SERVER_CONNECTIONS });
+    // Every second, so that the purge test waits for a tick rather than for minutes.
+    const env = { ...replicaEnv, IDEMPOTENCY_PURGE_CRON: '* * * * * *' };
+    replicas = await Promise.all([startAppProcess(bouncer.urlFor(url), env), startAppProcess(bouncer.urlFor(url), env)]);
+    db = await connect(url);
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await Promise.all([...(replicas ?? []), ...others].map((app) => app.stop('SIGKILL')));
+    await bouncer?.stop();
+  });
+
+  const [first, second] = [() => replicas[0]!.baseUrl, () => replicas[1]!.baseUrl];
+
+  it('a first request is 201; its retry on the other replica is the byte-identical answer with Idempotent-Replayed', async () => {
+    const key = randomUUID();
+    const body = nuevoPago();
+    const created = await postPago(first(), { client: ALICE, key, body });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('idempotent-replayed')).toBeNull();
+    const charges = await countCharges(db);
+
+    const replay = await postPago(second(), { client: ALICE, key, body });
+    expect(replay.status).toBe(201);
+    expect(replay.text).toBe(created.text);
+    expect(replay.headers.get('location')).toBe(created.headers.get('location'));
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await countCharges(db)).toBe(charges);
+  });
+
+  it('the same key with a different body is 422 and charges nothing', async () => {
+    const key = randomUUID();
+    const body = nuevoPago();
+    expect((await postPago(first(), { client: ALICE, key, body })).status).toBe(201);
+    const charges = await countCharges(db);
+    const mismatch = await postPago(second(), { client: ALICE, key, body: { ...body, monto: body.monto + 1 } });
+    expect(mismatch.status).toBe(422);
+    expect(mismatch.json.type).toContain('idempotency-key-reused');
+    expect(await countCharges(db)).toBe(charges);
+  });
+
+  it('a 402 decline is stored and replayed by the other replica', async () => {
+    const key = randomUUID();
+    const body = nuevoPago({ token: 'tok_decline' });
+    const declined = await postPago(first(), { client: ALICE, key, body });
+    expect(declined.status).toBe(402);
+    const replay = await postPago(second(), { client: ALICE, key, body });
+    expect({ status: replay.status, text: replay.text, replayed: replay.headers.get('idempotent-replayed') }).toEqual({
+      status: 402,
+      text: declined.text,
+      replayed: 'true',
+    });
+  });
+
+  it(`${DUPLICATES} concurrent duplicates over both replicas: one charge, every other answer a 409 or the stored answer`, async () => {
+    const key = randomUUID();
+    const body = nuevoPago();
+    const charges = await countCharges(db);
+    const results = await Promise.all(
+      Array.from({ length: DUPLICATES }, (_, i) => postPago(replicas[i % 2]!.baseUrl, { client: ALICE, key, body })),
+    );
+    expectOneExecution(results);
+    expect(await countCharges(db)).toBe(charges + 1);
+  });
+
+  it('a claim left by a killed process is taken over once its lease is backdated, and charged once', async () => {
+    const victim = await startAppProcess(bouncer.urlFor(url), { ...replicaEnv, GATEWAY_LATENCY_MS: '3000' });
+    others.push(victim);
+    const key = randomUUID();
+    const body = nuevoPago();
+    const charges = await countCharges(db);
+    const lost = postPago(victim.baseUrl, { client: ALICE, key, body });
+    await waitForClaim(db, key);
+    await victim.stop('SIGKILL');
+    await expect(lost).rejects.toThrow('fetch failed');
+    expect((await postPago(first(), { client: ALICE, key, body })).status).toBe(409);
+
+    await expireLease(db, key);
+    const recovered = await postPago(first(), { client: ALICE, key, body });
+    expect(recovered.status).toBe(201);
+    expect((await postPago(second(), { client: ALICE, key, body })).text).toBe(recovered.text);
+    expect(await countCharges(db)).toBe(charges + 1);
+  });
+
+  it('the scheduled purge deletes expired keys through the bouncer', async () => {
+    await insertExpiredKeys(db, 250, 'expired-via-bouncer-');
+    const remaining = async () => (await db.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key LIKE 'expired-via-bouncer-%'`)).rows[0].n;
+    await waitUntil(async () => (await remaining()) === 0);
+    expect(await remaining()).toBe(0);
+  });
+
+  it(`PgBouncer really carried the traffic: both replicas are its clients, and PostgreSQL saw at most ${SERVER_CONNECTIONS} of its connections`, async () => {
+    const database = new URL(url).pathname.slice(1);
+    const clients = (await bouncer.admin('SHOW CLIENTS')).filter((c) => c.database === database && c.application_name === 'pagos');
+    expect(clients.length).toBeGreaterThanOrEqual(2);
+    const [stats] = (await bouncer.admin('SHOW STATS')).filter((s) => s.database === database);
+    expect(Number(stats!.total_xact_count)).toBeGreaterThan(0);
+    const { rows } = await db.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+    );
+    expect(rows[0].n).toBeGreaterThan(0);
+    expect(rows[0].n).toBeLessThanOrEqual(SERVER_CONNECTIONS);
+  });
+});

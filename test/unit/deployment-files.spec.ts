@@ -1,0 +1,125 @@
+import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from '@jest/globals';
+import { getMetadataStorage } from 'class-validator';
+import { parse } from 'yaml';
+import { EnvSchema } from '../../src/config/env.schema.js';
+
+/**
+ * No container engine runs on the build machines, so the deployment files are checked as text:
+ * the compose topology, the image's stages, and the proxy's upstream. The same topology runs
+ * without containers in test/faults/replicas.fault-spec.ts.
+ */
+interface ComposeService {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  environment?: Record<string, string>;
+  ports?: string[];
+  healthcheck?: unknown;
+  volumes?: string[];
+}
+
+const REPLICAS = ['app1', 'app2'];
+const MIGRATE_COMMAND = ['node', 'dist/src/database/migrate.js', 'run'];
+
+// Compose resolves `<<: *anchor` merge keys, so the test does too.
+const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as { services: Record<string, ComposeService> };
+const services = compose.services;
+
+describe('docker-compose.yml', () => {
+  it('runs postgres, a one-shot migrate, two replicas and a proxy', () => {
+    expect(Object.keys(services).sort()).toEqual(['app1', 'app2', 'migrate', 'postgres', 'proxy']);
+    expect(services.postgres!.healthcheck).toBeDefined();
+  });
+
+  it('migrates once, against PostgreSQL once it is healthy, with the image of the replicas', () => {
+    const migrate = services.migrate!;
+    expect(migrate.command).toEqual(MIGRATE_COMMAND);
+    expect(migrate.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+    expect(migrate.image).toBe(services.app1!.image);
+    expect(new URL(migrate.environment!.DATABASE_URL!).hostname).toBe('postgres');
+  });
+
+  it.each(REPLICAS)('%s starts after the migration succeeded and never migrates itself', (name) => {
+    const replica = services[name]!;
+    expect(replica.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
+    expect(replica.environment!.DB_MIGRATIONS_RUN).toBe('false');
+    expect(replica.command).toBeUndefined();
+    expect(replica.ports).toBeUndefined();
+  });
+
+  it('the replicas are configured alike', () => {
+    expect(services.app2).toEqual(services.app1);
+  });
+
+  it('only the proxy publishes a port, and it waits for both replicas to be healthy', () => {
+    const publishing = Object.entries(services).filter(([, service]) => service.ports?.length);
+    expect(publishing.map(([name]) => name)).toEqual(['proxy']);
+    expect(services.proxy!.depends_on).toEqual(Object.fromEntries(REPLICAS.map((name) => [name, { condition: 'service_healthy' }])));
+    expect(services.proxy!.volumes).toContain('./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro');
+  });
+
+  it('every variable it sets for the service is in the env schema and in .env.example', () => {
+    const schema = new Set(getMetadataStorage().getTargetValidationMetadatas(EnvSchema, '', true, false).map((m) => m.propertyName));
+    const example = new Set([...readFileSync('.env.example', 'utf8').matchAll(/^#?\s*([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]));
+    const used = new Set([...REPLICAS, 'migrate'].flatMap((name) => Object.keys(services[name]!.environment ?? {})));
+    expect(used.size).toBeGreaterThan(5);
+    for (const variable of used) {
+      expect({ variable, inSchema: schema.has(variable), inExample: example.has(variable) }).toEqual({ variable, inSchema: true, inExample: true });
+    }
+  });
+});
+
+describe('Dockerfile', () => {
+  const lines = readFileSync('Dockerfile', 'utf8')
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'));
+  const stages = lines.reduce<string[][]>((all, line) => (line.startsWith('FROM ') ? [...all, [line]] : (all.at(-1)!.push(line), all)), []);
+  const build = stages[0]!;
+  const runtime = stages.at(-1)!;
+
+  it('builds in one stage and runs from another', () => {
+    expect(stages).toHaveLength(2);
+    expect(build[0]).toMatch(/ AS build$/);
+    expect(build).toContain('RUN npx nest build');
+    expect(runtime.some((line) => /^COPY --from=build \/app\/dist \.\/dist$/.test(line))).toBe(true);
+  });
+
+  it('installs production dependencies only in the runtime stage', () => {
+    expect(runtime.some((line) => /^RUN npm ci .*--omit=dev/.test(line))).toBe(true);
+  });
+
+  it('runs as a user other than root', () => {
+    const users = runtime.filter((line) => line.startsWith('USER '));
+    expect(users).toHaveLength(1);
+    expect(users[0]).not.toMatch(/^USER (root|0)(:|$)/);
+  });
+
+  it('checks its health on /health/live with node, as the slim image has no curl', () => {
+    const healthcheck = runtime.find((line) => line.startsWith('HEALTHCHECK '));
+    expect(healthcheck).toContain('/health/live');
+    expect(healthcheck).toMatch(/CMD \["node", "-e",/);
+  });
+
+  it('starts the built service', () => {
+    expect(runtime.at(-1)).toBe('CMD ["node", "dist/src/main.js"]');
+  });
+});
+
+describe('deploy/nginx.conf', () => {
+  const conf = readFileSync('deploy/nginx.conf', 'utf8');
+
+  it('balances over both replicas', () => {
+    const upstream = /upstream pagos \{([^}]*)\}/.exec(conf)?.[1] ?? '';
+    expect([...upstream.matchAll(/^\s*server (\S+);/gm)].map((m) => m[1])).toEqual(REPLICAS.map((name) => `${name}:3000`));
+    expect(conf).toMatch(/proxy_pass http:\/\/pagos;/);
+  });
+
+  it('does not expose /metrics', () => {
+    expect(conf).toMatch(/location = \/metrics \{\s*return 404;\s*\}/);
+  });
+});
