@@ -7,6 +7,10 @@ const LOCK_TIMEOUT_MS = 5_000;
 // Statements here are single-row or bounded batches; anything slower is a fault to surface.
 const STATEMENT_TIMEOUT_MS = 15_000;
 
+// Opens the transaction and bounds it in one round trip (a simple-protocol batch of constants);
+// SET LOCAL lasts until COMMIT or ROLLBACK, so a pooled connection (or PgBouncer) keeps no trace.
+const BEGIN = `BEGIN; SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}; SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`;
+
 export type TransactionWork<T> = (manager: EntityManager) => Promise<T>;
 
 /** Per-request holder; mutable because Nest binds the handler to the async context of the request's start. */
@@ -55,12 +59,7 @@ export class Transactions {
     const runner = this.dataSource.createQueryRunner();
     try {
       await runner.connect();
-      await runner.startTransaction();
-      // SET LOCAL for both, in one round trip.
-      await runner.query(`SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`, [
-        String(LOCK_TIMEOUT_MS),
-        String(STATEMENT_TIMEOUT_MS),
-      ]);
+      await runner.query(BEGIN);
       return runner;
     } catch (error) {
       await rollbackQuietly(runner);
@@ -115,7 +114,7 @@ export class DeferredCommit {
 async function commitAfter<T>(runner: QueryRunner, work: TransactionWork<T>): Promise<T> {
   try {
     const result = await work(runner.manager);
-    await runner.commitTransaction();
+    await runner.query('COMMIT');
     return result;
   } catch (error) {
     await rollbackQuietly(runner);
@@ -126,10 +125,10 @@ async function commitAfter<T>(runner: QueryRunner, work: TransactionWork<T>): Pr
 }
 
 // A failed rollback means the connection is gone, and PostgreSQL discards the transaction anyway.
+// Without an open transaction ROLLBACK only warns, so it needs no bookkeeping of its own.
 async function rollbackQuietly(runner: QueryRunner): Promise<void> {
-  if (!runner.isTransactionActive) return;
   try {
-    await runner.rollbackTransaction();
+    await runner.query('ROLLBACK');
   } catch {
     /* the original error is the one worth reporting */
   }
