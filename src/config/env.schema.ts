@@ -88,10 +88,14 @@ export class EnvSchema {
   @Max(120000)
   GATEWAY_LATENCY_MS?: number;
 
+  /**
+   * At most 10,000: @nestjs/throttler keeps one timestamp per counted request of the window and
+   * scans them all (and spreads them into Math.min) on every request, so its cost grows with this.
+   */
   @IsOptional()
   @WholeNumber()
   @Min(1)
-  @Max(1_000_000)
+  @Max(10_000)
   RATE_LIMIT_REQUESTS?: number;
 
   @IsOptional()

@@ -7,8 +7,9 @@ import { TEST_API_TOKENS } from './clients.js';
 const MAIN = path.resolve('dist/src/main.js');
 const READY_LINE = 'pagos listening on port';
 const START_TIMEOUT_MS = 30_000;
-// Tests send bursts far beyond a client's fair share; the rate-limit test sets its own limit.
-const TEST_DEFAULTS = { RATE_LIMIT_REQUESTS: '1000000', LOG_FORMAT: 'json' };
+// Tests send bursts far beyond a client's fair share: 10,000 a second is out of their reach. The
+// rate-limit test sets its own limit.
+const TEST_DEFAULTS = { RATE_LIMIT_REQUESTS: '10000', RATE_LIMIT_WINDOW_SECONDS: '1', LOG_FORMAT: 'json' };
 
 export interface AppProcess {
   readonly baseUrl: string;

@@ -116,6 +116,7 @@ describe('loadConfig: a bad value throws a one-line ConfigError naming the varia
     ['API_TOKENS', `alice:${TOKEN_A};bob:${TOKEN_B}`],
     ['API_TOKENS', `al ice:${TOKEN_A}`],
     ['RATE_LIMIT_REQUESTS', '0'],
+    ['RATE_LIMIT_REQUESTS', '10001'],
     ['RATE_LIMIT_REQUESTS', 'many'],
     ['RATE_LIMIT_WINDOW_SECONDS', '3601'],
     ['LOG_LEVEL', 'verbose'],
