@@ -33,10 +33,12 @@ export class BenchController {
     return toPagoResponse(pago);
   }
 
+  /** PostgreSQL statements sent and CPU time used by this process so far. */
   @Public()
-  @Get('round-trips')
-  roundTrips(): { roundTrips: number } {
-    return { roundTrips: benchState.roundTrips() };
+  @Get('counters')
+  counters(): BenchCounters {
+    const { user, system } = process.cpuUsage();
+    return { roundTrips: benchState.roundTrips(), cpuMicros: user + system };
   }
 
   @Public()
@@ -50,6 +52,11 @@ export class BenchController {
 }
 
 export const benchState = { roundTrips: (): number => 0 };
+
+export interface BenchCounters {
+  readonly roundTrips: number;
+  readonly cpuMicros: number;
+}
 
 @Module({ imports: [PagosModule], controllers: [BenchController] })
 export class BenchModule {}

@@ -6,6 +6,7 @@ import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import type { BenchCounters } from './bench.module.js';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
 
 /**
@@ -26,6 +27,9 @@ const HEADERS = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application
 const REPLAY_KEYS = 500;
 // In the conflict run, this many consecutive requests share one key.
 const REQUESTS_PER_CONFLICT_KEY = 64;
+// The load during the purge stops when the purge ends; this only bounds a purge that never does.
+const MAX_PURGE_SECONDS = 300;
+const PURGE_WINDOW_MS = 2_000;
 
 interface Measurement {
   readonly name: string;
@@ -37,6 +41,8 @@ interface Measurement {
   readonly errors: number;
   readonly statuses: Record<string, number>;
   readonly roundTripsPerRequest?: number;
+  /** CPU time of the service process (Node) per request; PostgreSQL's is not included. */
+  readonly serviceCpuMsPerRequest?: number;
 }
 
 type RequestFactory = () => { path: string; headers: Record<string, string>; body: string };
@@ -111,45 +117,87 @@ function fewKeys(): RequestFactory {
 }
 
 async function load(name: string, seconds: number, next: RequestFactory, countRoundTrips = false): Promise<Measurement> {
-  const before = countRoundTrips ? await roundTrips() : 0;
-  const result = await autocannon({
+  const before = countRoundTrips ? await counters() : undefined;
+  const measurement = measured(name, await drive(seconds, next).result);
+  if (!before) return measurement;
+  const after = await counters();
+  return {
+    ...measurement,
+    roundTripsPerRequest: round((after.roundTrips - before.roundTrips) / measurement.requests, 2),
+    serviceCpuMsPerRequest: round((after.cpuMicros - before.cpuMicros) / 1000 / measurement.requests, 2),
+  };
+}
+
+/** A load of `CONNECTIONS` connections for `seconds` (or until stopped), and its result once it ends. */
+function drive(seconds: number, next: RequestFactory): { instance: autocannon.Instance; result: Promise<autocannon.Result> } {
+  let instance!: autocannon.Instance;
+  const options = {
     url: BASE,
     connections: CONNECTIONS,
     duration: seconds,
-    requests: [{ method: 'POST', setupRequest: (request) => ({ ...request, ...next() }) }],
+    requests: [{ method: 'POST' as const, setupRequest: (request: autocannon.Request) => ({ ...request, ...next() }) }],
+  };
+  const result = new Promise<autocannon.Result>((resolve, reject) => {
+    instance = autocannon(options, (error, done) => (error ? reject(error) : resolve(done)));
   });
+  return { instance, result };
+}
+
+function measured(name: string, result: autocannon.Result): Measurement {
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count ?? 0]));
-  const requests = result.requests.total;
   const measurement: Measurement = {
     name,
     rps: Math.round(result.requests.average),
     p50: result.latency.p50,
     p99: result.latency.p99,
     p999: result.latency.p99_9,
-    requests,
+    requests: result.requests.total,
     errors: result.errors + result.timeouts,
     statuses,
-    ...(countRoundTrips && { roundTripsPerRequest: round((await roundTrips() - before - 1) / requests, 2) }),
   };
   console.error(`  ${name}: ${measurement.rps} req/s, p99 ${measurement.p99} ms, statuses ${JSON.stringify(statuses)}`);
   return measurement;
 }
 
-/** 1M (or, quick, 100k) expired keys purged while first executions run, for as long as the purge lasts. */
+/**
+ * 1M (or, quick, 100k) expired keys purged while first executions run: one load for exactly as long
+ * as the purge lasts, so its p99 covers every request made during the purge; the worst p99 of any
+ * 2-s window of it is reported beside it, to show the spikes.
+ */
 async function purgeUnderLoad(db: pg.Client) {
   await setLiveRows(db, 0);
   const without = await load('first, no purge', PLAN.sizeSeconds, freshPayment('/pagos', true));
   await insertKeys(db, PLAN.purgeRows, "now() - interval '1 day'");
   await db.query('VACUUM ANALYZE idempotency_keys');
-  let done = false;
-  const purging = fetch(`${BASE}/bench/purge`, { method: 'POST' })
-    .then((r) => r.json() as Promise<{ purged: number; ms: number }>)
-    .finally(() => (done = true));
-  const during: Measurement[] = [];
-  for (let i = 0; i < 30 && !done; i++) during.push(await load('first, during purge', 2, freshPayment('/pagos', true)));
-  const { purged, ms } = await purging;
-  const p99During = Math.max(...during.map((m) => m.p99));
-  return { rows: PLAN.purgeRows, purged, purgeMs: ms, p99Without: without.p99, p99During, rpsDuring: median(during).rps };
+  const latencies = new LatencyWindows(PURGE_WINDOW_MS);
+  const purgeLoad = drive(MAX_PURGE_SECONDS, freshPayment('/pagos', true));
+  purgeLoad.instance.on('response', (_client, _status, _bytes, responseTime) => latencies.add(responseTime));
+  const purging = fetch(`${BASE}/bench/purge`, { method: 'POST' }).then((r) => r.json() as Promise<{ purged: number; ms: number }>);
+  const { purged, ms } = await purging.finally(() => purgeLoad.instance.stop());
+  const during = measured('first, during purge', await purgeLoad.result);
+  return {
+    rows: PLAN.purgeRows, purged, purgeMs: ms, p99Without: without.p99, p99During: during.p99,
+    worstWindowP99During: latencies.worstP99(), rpsDuring: during.rps,
+  };
+}
+
+/** Response times grouped in fixed windows of wall-clock time. */
+class LatencyWindows {
+  private readonly windows = new Map<number, number[]>();
+  private readonly started = performance.now();
+
+  constructor(private readonly windowMs: number) {}
+
+  add(responseTime: number): void {
+    const window = Math.floor((performance.now() - this.started) / this.windowMs);
+    if (!this.windows.has(window)) this.windows.set(window, []);
+    this.windows.get(window)!.push(responseTime);
+  }
+
+  worstP99(): number {
+    const p99s = [...this.windows.values()].map((times) => times.sort((a, b) => a - b)[Math.ceil(times.length * 0.99) - 1]!);
+    return Math.round(Math.max(...p99s));
+  }
 }
 
 /** The run with the median throughput. */
@@ -173,9 +221,9 @@ async function insertKeys(db: pg.Client, rows: number, expiresAt: string): Promi
   );
 }
 
-async function roundTrips(): Promise<number> {
-  const response = await fetch(`${BASE}/bench/round-trips`);
-  return ((await response.json()) as { roundTrips: number }).roundTrips;
+async function counters(): Promise<BenchCounters> {
+  const response = await fetch(`${BASE}/bench/counters`);
+  return (await response.json()) as BenchCounters;
 }
 
 function report(results: Awaited<ReturnType<typeof measureAll>>): void {
@@ -183,12 +231,12 @@ function report(results: Awaited<ReturnType<typeof measureAll>>): void {
   const ratios = { firstOverBaseline: round(first.rps / baseline.rps, 2), replayOverBaseline: round(replay.rps / baseline.rps, 2) };
   const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const row = (m: Measurement) =>
-    `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.p999} | ${m.errors} | ${m.roundTripsPerRequest ?? '–'} | ${JSON.stringify(m.statuses)} |`;
+    `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.p999} | ${m.errors} | ${m.roundTripsPerRequest ?? '–'} | ${m.serviceCpuMsPerRequest ?? '–'} | ${JSON.stringify(m.statuses)} |`;
   const lines = [
     `Machine: ${machine}; ${CONNECTIONS} connections; ${QUICK ? 'quick' : 'full'} run of ${PLAN.seconds} s per scenario (baseline and first execution: median of ${ROUNDS} alternating rounds).`,
     '',
-    '| scenario | req/s | p50 ms | p99 ms | p99.9 ms | errors | PG round trips/req | statuses |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    '| scenario | req/s | p50 ms | p99 ms | p99.9 ms | errors | PG round trips/req | service CPU ms/req | statuses |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
     ...[baseline, first, replay, conflicts].map(row),
     '',
     `| ratio | value | target |`,
@@ -201,7 +249,8 @@ function report(results: Awaited<ReturnType<typeof measureAll>>): void {
     ...growth.map((g) => `| ${g.liveRows} | ${g.first.rps} | ${g.first.p99} | ${g.replay.rps} | ${g.replay.p99} |`),
     '',
     `Purge of ${purge.rows} expired rows during first executions: ${purge.purged} purged in ${purge.purgeMs} ms; ` +
-      `first p99 ${purge.p99Without} ms without → worst 2-s p99 ${purge.p99During} ms during (×${round(purge.p99During / purge.p99Without, 2)}, target < 2).`,
+      `first p99 ${purge.p99Without} ms without → ${purge.p99During} ms over the whole purge (×${round(purge.p99During / purge.p99Without, 2)}, target < 2); ` +
+      `worst 2-s window p99 ${purge.worstWindowP99During} ms (×${round(purge.worstWindowP99During / purge.p99Without, 2)}).`,
   ];
   console.log(lines.join('\n'));
   const file = path.resolve('bench/results/latest.json');
@@ -232,8 +281,11 @@ async function startBenchServer(databaseUrl: string): Promise<ChildProcess> {
       API_TOKENS: `bench:${TOKEN}`,
       // The purge runs only when the bench asks for it.
       IDEMPOTENCY_PURGE_CRON: '0 0 0 1 1 *',
-      // Both routes pass the rate limiter, set out of reach: its cost is measured, not its refusals.
-      RATE_LIMIT_REQUESTS: '1000000',
+      // Both routes pass the rate limiter, set out of reach (10,000 a second): its cost is measured,
+      // not its refusals. A one-second window keeps its per-client bookkeeping to about a second of
+      // hits, as production's limit keeps it to RATE_LIMIT_REQUESTS.
+      RATE_LIMIT_REQUESTS: '10000',
+      RATE_LIMIT_WINDOW_SECONDS: '1',
       LOG_LEVEL: 'error',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
