@@ -9,17 +9,17 @@ import type { AppConfig } from './config/app-config.js';
 import { answerMalformedRequestsWithProblems } from './http/client-error.handler.js';
 import { Draining } from './http/draining.js';
 import { requireJsonContentType } from './http/json-content-type.middleware.js';
-import { REQUEST_LOGGER } from './logging/request-logger.js';
-import { HttpMetrics } from './metrics/http-metrics.js';
 import { rejectUnacceptableJson } from './http/json-shape.middleware.js';
 import { serveOpenApiDocs } from './http/openapi-docs.js';
 import { ProblemFilter } from './http/problem.filter.js';
 import { createValidationPipe } from './http/validation.js';
+import { REQUEST_LOGGER } from './logging/request-logger.js';
+import { HttpMetrics } from './metrics/http-metrics.js';
 
 // Payment requests are a few hundred bytes; anything near this is abuse and gets a 413.
 const BODY_LIMIT = '64kb';
 
-/** The configured application, not yet listening: shared by main.ts and the end-to-end tests. */
+/** The configured application, not yet listening: shared by main.ts and the benchmark's server. */
 export async function createApp(
   config: AppConfig & { databaseUrl: string },
   extraImports: Array<Type | DynamicModule> = [],
