@@ -1,7 +1,10 @@
 // class-transformer's @Type reads decorator metadata; main.ts loads this polyfill for the app.
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
+import { getMetadataStorage } from 'class-validator';
 import { CONFIG_DEFAULTS, ConfigError, DEMO_API_TOKENS, loadConfig } from '../../src/config/app-config.js';
+import { EnvSchema } from '../../src/config/env.schema.js';
 
 /** Pure validation of an environment object; `process.env` is never read or written here. */
 const TOKEN_A = 'tok-alice-0123456789abcdef';
@@ -197,17 +200,23 @@ describe('loadConfig: secrets never appear in an error message', () => {
   });
 });
 
-// The two tests below fail against the current source; they state the start-up rule it breaks.
 describe('loadConfig: a bad number is reported as what it is', () => {
   it('PORT=abc is reported as not an integer, quoting "abc" as given', () => {
-    // Today: `Invalid configuration: PORT=null: PORT must not be greater than 65535`.
     const message = configErrorFor({ PORT: 'abc' }).message;
     expect(message).toContain('"abc"');
     expect(message).toContain('PORT must be a whole number');
   });
 
   it('a whitespace-only PORT is rejected, never read as port 0 (a random port)', () => {
-    // Today: Number(' ') is 0, which passes @IsInt() @Min(0), so the app listens on a random port.
     expectOneLineNaming(configErrorFor({ PORT: ' ' }), 'PORT');
+  });
+});
+
+describe('every variable of the schema is documented where operators look', () => {
+  const variables = [...new Set(getMetadataStorage().getTargetValidationMetadatas(EnvSchema, '', true, false).map((rule) => rule.propertyName))];
+
+  it.each(variables)('%s is in .env.example and in the README configuration table', (variable) => {
+    expect(readFileSync('.env.example', 'utf8')).toMatch(new RegExp(`^#? ?${variable}=`, 'm'));
+    expect(readFileSync('README.md', 'utf8')).toContain(`| \`${variable}\` |`);
   });
 });
