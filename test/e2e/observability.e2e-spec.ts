@@ -153,6 +153,17 @@ describe('health, metrics and logs', () => {
       expect(forged.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     });
 
+    it('are human-readable lines with LOG_FORMAT=pretty, the development setting', async () => {
+      const pretty = await startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', LOG_FORMAT: 'pretty' });
+      try {
+        const line = pretty.output().split('\n').find((text) => text.includes('pagos listening on port'))!;
+        expect(line).toMatch(/INFO/);
+        expect(() => JSON.parse(line)).toThrow();
+      } finally {
+        await pretty.stop();
+      }
+    });
+
     it('never carry the bearer token, the card token or the body', async () => {
       const cardToken = `tok_card_${randomUUID()}`;
       await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: nuevoPago({ token: cardToken }) });
