@@ -8,7 +8,7 @@ export class IdempotencyMetrics {
   constructor(registry: Registry, events: IdempotencyEvents) {
     const outcomes = new Counter({
       name: 'idempotency_outcomes_total',
-      help: 'Idempotent requests by outcome (executed, expired, lock_recovered, replayed, mismatch, in_flight_conflict)',
+      help: `Idempotent requests by outcome (${IDEMPOTENCY_OUTCOMES.join(', ')})`,
       labelNames: ['outcome'] as const,
       registers: [registry],
     });

@@ -1,5 +1,6 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
+import { CONFIG_DEFAULTS } from '../../src/config/app-config.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { IdempotencyEvents } from '../../src/idempotency/idempotency.events.js';
 import { IdempotencyPurgeJob } from '../../src/idempotency/idempotency-purge.job.js';
@@ -14,10 +15,10 @@ export interface StoreHarness {
 }
 
 const DEFAULTS: IdempotencyOptions = {
-  ttlSeconds: 86400,
-  lockTimeoutSeconds: 60,
-  purgeCron: '0 0 0 1 1 *',
-  purgeBatchSize: 1000,
+  ttlSeconds: CONFIG_DEFAULTS.ttlSeconds,
+  lockTimeoutSeconds: CONFIG_DEFAULTS.lockTimeoutSeconds,
+  purgeCron: CONFIG_DEFAULTS.purgeCron,
+  purgeBatchSize: CONFIG_DEFAULTS.purgeBatchSize,
   scopeOf: () => 'alice',
 };
 
