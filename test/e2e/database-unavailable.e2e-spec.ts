@@ -6,11 +6,11 @@ import { countCharges } from '../support/ledger.js';
 import { get, nuevoPago, postPago } from '../support/http.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { startAppProcess, type AppProcess } from '../support/app-process.js';
 
 /** The service reaches PostgreSQL through a loopback TCP proxy the test cuts and restores. */
 describe('when the database is unreachable', () => {
-  let app: TestApp;
+  let app: AppProcess;
   let db: pg.Client;
   let proxy: TcpProxy;
 
@@ -18,14 +18,14 @@ describe('when the database is unreachable', () => {
     const url = await createTestDatabase('database_unavailable');
     let viaProxy: string;
     ({ proxy, viaProxy } = await TcpProxy.inFrontOf(url));
-    app = await startTestApp(viaProxy);
+    app = await startAppProcess(viaProxy);
     db = await connect(url);
   });
 
   afterAll(async () => {
     await db?.end();
     await proxy?.restore().catch(() => undefined);
-    await app?.close();
+    await app?.stop();
     await proxy?.cut();
   });
 

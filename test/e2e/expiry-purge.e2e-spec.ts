@@ -6,7 +6,7 @@ import { countCharges, insertExpiredKeys as insertExpired, keyRow } from '../sup
 import { nuevoPago, postPago } from '../support/http.js';
 import { openStore, type StoreHarness } from '../support/idempotency-store.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { startAppProcess, type AppProcess } from '../support/app-process.js';
 
 /** Key expiry and the purge job, on real PostgreSQL; expiry is reached by backdating, never by sleeping. */
 const TTL_SECONDS = 3600;
@@ -14,13 +14,13 @@ const BATCH = 500;
 
 describe('key expiry and purge', () => {
   let url: string;
-  let app: TestApp;
+  let app: AppProcess;
   let harness: StoreHarness;
   let db: pg.Client;
 
   beforeAll(async () => {
     url = await createTestDatabase('expiry_purge');
-    app = await startTestApp(url, { IDEMPOTENCY_TTL_SECONDS: String(TTL_SECONDS), IDEMPOTENCY_PURGE_BATCH_SIZE: String(BATCH) });
+    app = await startAppProcess(url, { IDEMPOTENCY_TTL_SECONDS: String(TTL_SECONDS), IDEMPOTENCY_PURGE_BATCH_SIZE: String(BATCH) });
     harness = await openStore(url, { ttlSeconds: TTL_SECONDS, purgeBatchSize: BATCH });
     db = await connect(url);
   });
@@ -28,7 +28,7 @@ describe('key expiry and purge', () => {
   afterAll(async () => {
     await db?.end();
     await harness?.close();
-    await app?.close();
+    await app?.stop();
   });
 
   const expire = (key: string) =>
@@ -101,12 +101,12 @@ describe('key expiry and purge', () => {
 
   it('the scheduled job purges expired keys on its own', async () => {
     await insertExpiredKeys(1_000, 'cron-');
-    const everySecond = await startTestApp(url, { IDEMPOTENCY_PURGE_CRON: '* * * * * *', DB_MIGRATIONS_RUN: 'false' });
+    const everySecond = await startAppProcess(url, { IDEMPOTENCY_PURGE_CRON: '* * * * * *', DB_MIGRATIONS_RUN: 'false' });
     try {
       for (let i = 0; i < 100 && (await countKeys('cron-')) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(await countKeys('cron-')).toBe(0);
     } finally {
-      await everySecond.close();
+      await everySecond.stop();
     }
   });
 });

@@ -6,7 +6,7 @@ import type { Claim, ClaimOutcome, KeyRequest } from '../../src/idempotency/idem
 import { insertExpiredKeys, keyRow } from '../support/ledger.js';
 import { openStore, type StoreHarness } from '../support/idempotency-store.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { startAppProcess, type AppProcess } from '../support/app-process.js';
 
 /**
  * Every transition statement in idempotency.sql.ts, raced by N concurrent callers on real
@@ -16,7 +16,7 @@ const RACERS = 20;
 const LOCK_TIMEOUT_SECONDS = 60;
 
 describe('idempotency statements under races', () => {
-  let app: TestApp;
+  let app: AppProcess;
   let harness: StoreHarness;
   let store: IdempotencyStore;
   let db: pg.Client;
@@ -24,7 +24,7 @@ describe('idempotency statements under races', () => {
   beforeAll(async () => {
     const url = await createTestDatabase('idempotency_races');
     // The service migrates the database; the races run on a store of its own with one connection per racer.
-    app = await startTestApp(url);
+    app = await startAppProcess(url);
     harness = await openStore(url, { poolSize: RACERS, lockTimeoutSeconds: LOCK_TIMEOUT_SECONDS });
     store = harness.store;
     db = await connect(url);
@@ -33,7 +33,7 @@ describe('idempotency statements under races', () => {
   afterAll(async () => {
     await db?.end();
     await harness?.close();
-    await app?.close();
+    await app?.stop();
   });
 
   const newRequest = (): KeyRequest => ({ scope: 'alice', key: randomUUID(), fingerprint: 'a'.repeat(64) });

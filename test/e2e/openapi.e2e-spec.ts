@@ -4,7 +4,7 @@ import { ALICE } from '../support/clients.js';
 import { get, nuevoPago, postPago } from '../support/http.js';
 import { validateOpenApiDocument } from '../support/openapi-validator.js';
 import { createTestDatabase } from '../support/test-database.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { startAppProcess, type AppProcess } from '../support/app-process.js';
 
 const PROBLEM_REF = '#/components/schemas/Problem';
 
@@ -25,11 +25,11 @@ const POST_PAGOS_PROBLEMS: Record<string, string[]> = {
 
 // The document as the running service serves it, checked against the OpenAPI spec and the contract.
 describe('the OpenAPI document (real app, real HTTP)', () => {
-  let app: TestApp;
+  let app: AppProcess;
   let document: any;
 
   beforeAll(async () => {
-    app = await startTestApp(await createTestDatabase('openapi'));
+    app = await startAppProcess(await createTestDatabase('openapi'));
     const served = await get(app.baseUrl, '/docs/openapi.json');
     expect(served.status).toBe(200);
     expect(served.headers.get('content-type')).toMatch(/^application\/json/);
@@ -37,7 +37,7 @@ describe('the OpenAPI document (real app, real HTTP)', () => {
   });
 
   afterAll(async () => {
-    await app?.close();
+    await app?.stop();
   });
 
   const postPagos = () => document.paths['/pagos'].post;

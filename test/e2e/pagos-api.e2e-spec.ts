@@ -5,22 +5,22 @@ import { ALICE, BOB } from '../support/clients.js';
 import { get, type HttpResult, nuevoPago, postPago } from '../support/http.js';
 import { countCharges, countPagos, keyRow } from '../support/ledger.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { startAppProcess, type AppProcess } from '../support/app-process.js';
 
 // Everything here is real: the app on a loopback port, the simulated processor's ledger, PostgreSQL.
 describe('the /pagos API contract (real app, real PostgreSQL)', () => {
-  let app: TestApp;
+  let app: AppProcess;
   let db: pg.Client;
 
   beforeAll(async () => {
     const url = await createTestDatabase('pagos-api');
-    app = await startTestApp(url);
+    app = await startAppProcess(url);
     db = await connect(url);
   });
 
   afterAll(async () => {
     await db?.end();
-    await app?.close();
+    await app?.stop();
   });
 
   function expectProblem(result: HttpResult, status: number, slug: string): void {

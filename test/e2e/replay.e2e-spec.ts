@@ -5,21 +5,21 @@ import { ALICE, BOB } from '../support/clients.js';
 import { countCharges, countPagos } from '../support/ledger.js';
 import { nuevoPago, postPago } from '../support/http.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { startAppProcess, type AppProcess } from '../support/app-process.js';
 
 describe('replaying a completed key (real app, real PostgreSQL)', () => {
-  let app: TestApp;
+  let app: AppProcess;
   let db: pg.Client;
 
   beforeAll(async () => {
     const url = await createTestDatabase('replay');
-    app = await startTestApp(url);
+    app = await startAppProcess(url);
     db = await connect(url);
   });
 
   afterAll(async () => {
     await db?.end();
-    await app?.close();
+    await app?.stop();
   });
 
   it.each([

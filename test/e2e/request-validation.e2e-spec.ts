@@ -6,22 +6,22 @@ import { ALICE } from '../support/clients.js';
 import { type HttpResult, nuevoPago, type PagoBody, postPago } from '../support/http.js';
 import { countCharges, countPagos, keyRow } from '../support/ledger.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { startAppProcess, type AppProcess } from '../support/app-process.js';
 
 // Everything here is real: the app on a loopback port, its validation, PostgreSQL. Nothing is faked.
 describe('Idempotency-Key and body validation, answered before the key is claimed (real app, real PostgreSQL)', () => {
-  let app: TestApp;
+  let app: AppProcess;
   let db: pg.Client;
 
   beforeAll(async () => {
     const url = await createTestDatabase('request-validation');
-    app = await startTestApp(url);
+    app = await startAppProcess(url);
     db = await connect(url);
   });
 
   afterAll(async () => {
     await db?.end();
-    await app?.close();
+    await app?.stop();
   });
 
   function expectProblem(result: HttpResult, status: number, slug?: string): void {

@@ -7,7 +7,7 @@ import type pg from 'pg';
 import { ALICE } from '../support/clients.js';
 import { type HttpResult, nuevoPago, postPago } from '../support/http.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { startAppProcess, type AppProcess } from '../support/app-process.js';
 
 // Real: the app in this process on a loopback port, HTTP (fetch, or bare sockets for raw bytes), PostgreSQL.
 // Every property generates only requests that must be refused, except where a test states its per-case rule.
@@ -64,18 +64,18 @@ function spoil(entries: Entries, defects: { kind: string; field: string; raw: st
 }
 
 describe('hostile input is always a 4xx problem that stores nothing and charges nothing (real app, real PostgreSQL)', () => {
-  let app: TestApp;
+  let app: AppProcess;
   let db: pg.Client;
 
   beforeAll(async () => {
     const url = await createTestDatabase('hostile_input');
-    app = await startTestApp(url);
+    app = await startAppProcess(url);
     db = await connect(url);
   });
 
   afterAll(async () => {
     await db?.end();
-    await app?.close();
+    await app?.stop();
   });
 
   async function post(body: string | Uint8Array, headers: Record<string, string> = {}, key: string = randomUUID()): Promise<HttpResult> {

@@ -6,7 +6,6 @@ import { ALICE, BOB, type TestClient } from '../support/clients.js';
 import { get, type HttpResult, nuevoPago, type PagoBody, postPago } from '../support/http.js';
 import { countCharges, countPagos, keyRow } from '../support/ledger.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
 
 // Real: the built app as OS processes (their output captured), HTTP, PostgreSQL.
 // The only stand-in is the simulated processor (tok_decline declines, tok_error fails) with its latency knob.
@@ -14,20 +13,20 @@ const PROBLEMS = 'https://pagos.dev/problems/';
 
 describe("client isolation: B can neither replay, probe nor block A's keys (real app, real PostgreSQL)", () => {
   let url: string;
-  let app: TestApp;
+  let app: AppProcess;
   let db: pg.Client;
   const processes: AppProcess[] = [];
 
   beforeAll(async () => {
     url = await createTestDatabase('isolation');
-    app = await startTestApp(url);
+    app = await startAppProcess(url);
     db = await connect(url);
   });
 
   afterAll(async () => {
     for (const started of processes) await started.stop('SIGKILL');
     await db?.end();
-    await app?.close();
+    await app?.stop();
   });
 
   async function startProcess(latencyMs: number): Promise<AppProcess> {
