@@ -30,21 +30,23 @@ export type RetryDecision =
 
 const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
 
-// Transient on the server's side: the same request may succeed later. 409 only when it is the key in flight.
+// Transient on the server's side: the same request may succeed later. 409 only when it is the key in
+// flight, or the order held by a payment in progress (the server stores neither).
 const TRANSIENT_STATUSES = new Set([409, 429, 500, 502, 503, 504]);
-const KEY_IN_FLIGHT_TYPE = /\/idempotency-key-in-flight$/;
+const TRANSIENT_CONFLICT_TYPE = /\/(idempotency-key-in-flight|orden-con-pago-en-curso)$/;
 // The HTTP-date form servers must send, e.g. `Wed, 02 Dec 2026 18:21:37 GMT`; Date.parse alone accepts almost anything.
 const IMF_FIXDATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
 
 /**
- * An answer the client must keep: a success, and every 4xx but a key in flight or throttling —
- * including a stored business 409 such as `orden-ya-pagada`, which every retry would get again.
+ * An answer the client must keep: a success, and every 4xx but a key in flight, an order in progress
+ * or throttling — including a stored business 409 such as `orden-ya-pagada`, which every retry would
+ * get again.
  */
 export function isFinalAnswer(answer: RetryableAnswer): boolean {
   if (!TRANSIENT_STATUSES.has(answer.status)) return true;
   if (answer.status !== 409) return false;
   const type = (answer.json as { type?: unknown } | undefined)?.type;
-  return typeof type !== 'string' || !KEY_IN_FLIGHT_TYPE.test(type);
+  return typeof type !== 'string' || !TRANSIENT_CONFLICT_TYPE.test(type);
 }
 
 /**

@@ -5,7 +5,6 @@ import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { Transactions } from '../database/transactions.js';
-import { PROBLEM_CONTENT_TYPE, renderProblem } from '../http/problem.js';
 import { fingerprintRequest } from './fingerprint.js';
 import {
   IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_OPTIONS, IDEMPOTENT_REPLAYED_HEADER, IDEMPOTENT_ROUTE, REPLAYED_RESPONSE_HEADERS,
@@ -20,17 +19,15 @@ import type { Claim, ClaimOrigin, KeyRequest, StoredResponse } from './idempoten
 import { parseIdempotencyKey } from './idempotency-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { attachOperationId } from './operation-id.decorator.js';
-
-// With the charset spelled out, Express sends these exactly as stored.
-const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-const PROBLEM_JSON_CONTENT_TYPE = `${PROBLEM_CONTENT_TYPE}; charset=utf-8`;
+import { isTransientClientError, storedJson, storedProblem } from './stored-response.js';
 
 const OUTCOME_OF_CLAIM: Record<ClaimOrigin, IdempotencyOutcome> = { new_key: 'executed', expired_key: 'expired', takeover: 'lock_recovered' };
 
 /**
  * Runs an `@Idempotent()` handler at most once per key: claims the key first, stores the answer in
  * the transaction of the handler's last write, and replays it for every later request with that key.
- * Failures of our own (5xx) are not stored: the claim is released so a retry can run again.
+ * Failures of our own (5xx) and transient conflicts (a 4xx with `Retry-After`) are not stored: the
+ * claim is released so a retry can run again.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -105,16 +102,19 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
   }
 
-  /** The handler's answer as it will be stored: its value, or the problem of an expected (4xx) failure. */
+  /**
+   * The handler's answer as it will be stored: its value, or the problem of an expected (4xx) failure.
+   * Our own failures and transient conflicts are thrown instead: nothing is stored for them.
+   */
   private async runHandler(response: Response, next: CallHandler): Promise<StoredResponse> {
     try {
       const value = await lastValueFrom(next.handle(), { defaultValue: undefined });
-      return { status: response.statusCode, headers: replayedHeaders(response, JSON_CONTENT_TYPE), body: JSON.stringify(value) ?? '' };
+      return storedJson(response.statusCode, value, replayedHeaders(response));
     } catch (error) {
-      if (!isClientError(error)) throw error;
-      const problem = renderProblem(error);
-      response.status(problem.status);
-      return { status: problem.status, headers: replayedHeaders(response, PROBLEM_JSON_CONTENT_TYPE), body: JSON.stringify(problem.body) };
+      if (!isClientError(error) || isTransientClientError(error)) throw error;
+      const answer = storedProblem(error, replayedHeaders(response));
+      response.status(answer.status);
+      return answer;
     }
   }
 
@@ -132,8 +132,9 @@ function isClientError(error: unknown): error is HttpException {
   return error instanceof HttpException && error.getStatus() < 500;
 }
 
-function replayedHeaders(response: Response, contentType: string): Record<string, string> {
-  const headers: Record<string, string> = { 'content-type': contentType };
+/** The headers worth replaying that the handler set; the content type is the stored body's own. */
+function replayedHeaders(response: Response): Record<string, string> {
+  const headers: Record<string, string> = {};
   for (const name of REPLAYED_RESPONSE_HEADERS) {
     const value = response.getHeader(name);
     if (name !== 'content-type' && typeof value === 'string') headers[name] = value;

@@ -22,12 +22,18 @@ export class OrdenYaPagadaError extends ProblemException {
   }
 }
 
+// The other payment usually settles within a processor call; an abandoned one within a reconcile pass.
+export const ORDEN_EN_CURSO_RETRY_AFTER_SECONDS = 2;
+
+/** Transient (it carries `Retry-After`): not stored under the key, so a retry runs again once the order is free. */
 export class OrdenConPagoEnCursoError extends ProblemException {
   constructor(numeroOrden: string, pagoExistenteId: string) {
     super(
       { slug: 'orden-con-pago-en-curso', title: 'Order has a payment in progress', status: HttpStatus.CONFLICT },
-      `Order ${numeroOrden} has payment ${pagoExistenteId} in progress under another Idempotency-Key; retry that key to learn its result.`,
+      `Order ${numeroOrden} has payment ${pagoExistenteId} in progress under another Idempotency-Key. Nothing was charged: ` +
+        `retry this request with the same key after ${ORDEN_EN_CURSO_RETRY_AFTER_SECONDS} second(s); it pays the order if that payment does not.`,
       { pagoExistenteId },
+      { 'Retry-After': String(ORDEN_EN_CURSO_RETRY_AFTER_SECONDS) },
     );
   }
 }

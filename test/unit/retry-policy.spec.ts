@@ -21,10 +21,10 @@ describe('isFinalAnswer', () => {
     expect(isFinalAnswer(answer(status))).toBe(false);
   });
 
-  it('a 409 is transient only when the key is in flight; a stored business 409 is final', () => {
+  it('a 409 is transient only when the key or the order is in flight; a stored business 409 is final', () => {
     expect(isFinalAnswer(answer(409, {}, 'idempotency-key-in-flight'))).toBe(false);
+    expect(isFinalAnswer(answer(409, {}, 'orden-con-pago-en-curso'))).toBe(false);
     expect(isFinalAnswer(answer(409, {}, 'orden-ya-pagada'))).toBe(true);
-    expect(isFinalAnswer(answer(409, {}, 'orden-con-pago-en-curso'))).toBe(true);
     expect(isFinalAnswer(answer(409))).toBe(true);
   });
 });
