@@ -23,6 +23,10 @@ export interface AppConfig {
     readonly purgeCron: string;
     readonly purgeBatchSize: number;
   };
+  readonly pagos: {
+    /** When the reconciler settles payments their clients abandoned (cron syntax with seconds). */
+    readonly reconcileCron: string;
+  };
   readonly gatewayLatencyMs: number;
   /** Requests per client per window on rate-limited routes (POST /pagos), replays included. */
   readonly rateLimit: { readonly requests: number; readonly windowSeconds: number };
@@ -56,6 +60,9 @@ export const CONFIG_DEFAULTS = {
   purgeCron: '0 */10 * * * *',
   // 1000 rows per DELETE keeps each batch to milliseconds, so it never holds long locks.
   purgeBatchSize: 1000,
+  // Every 30 s: an abandoned payment is settled within a lock timeout plus 30 s, and a pass over the
+  // few PENDIENTE rows costs one indexed read when there is nothing to do.
+  reconcileCron: '*/30 * * * * *',
   gatewayLatencyMs: 0,
   // 300 payments a minute per API client (a merchant's backend, not one phone) absorbs checkout peaks
   // and retry storms of a healthy client while capping a runaway one; tune per contract.
@@ -98,6 +105,7 @@ function toAppConfig(env: EnvSchema): AppConfig {
       purgeCron: env.IDEMPOTENCY_PURGE_CRON ?? d.purgeCron,
       purgeBatchSize: env.IDEMPOTENCY_PURGE_BATCH_SIZE ?? d.purgeBatchSize,
     },
+    pagos: { reconcileCron: env.PAGOS_RECONCILE_CRON ?? d.reconcileCron },
     gatewayLatencyMs: env.GATEWAY_LATENCY_MS ?? d.gatewayLatencyMs,
     rateLimit: { requests: env.RATE_LIMIT_REQUESTS ?? d.rateLimitRequests, windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS ?? d.rateLimitWindowSeconds },
     log: { level: env.LOG_LEVEL ?? d.logLevel, format: env.LOG_FORMAT ?? d.logFormat },

@@ -1,5 +1,5 @@
 import { CronTime } from 'cron';
-import { ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
+import { type ValidationArguments, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
 
 @ValidatorConstraint({ name: 'databaseUrl' })
 export class DatabaseUrlConstraint implements ValidatorConstraintInterface {
@@ -30,7 +30,7 @@ export class CronExpressionConstraint implements ValidatorConstraintInterface {
     }
   }
 
-  defaultMessage(): string {
-    return 'IDEMPOTENCY_PURGE_CRON must be a cron expression, e.g. "0 */10 * * * *"';
+  defaultMessage(args?: ValidationArguments): string {
+    return `${args?.property ?? 'the value'} must be a cron expression with seconds, e.g. "0 */10 * * * *"`;
   }
 }

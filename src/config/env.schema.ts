@@ -83,6 +83,10 @@ export class EnvSchema {
   IDEMPOTENCY_PURGE_BATCH_SIZE?: number;
 
   @IsOptional()
+  @Validate(CronExpressionConstraint)
+  PAGOS_RECONCILE_CRON?: string;
+
+  @IsOptional()
   @WholeNumber()
   @Min(0)
   @Max(120000)

@@ -3,9 +3,10 @@
  *
  *            claimKey                completeKey
  *   (none) ───────────► in_flight ───────────────► completed ──► (purged after expires_at)
- *                        ▲     │ releaseKey
+ *                        ▲     │ releaseKey (owner), releaseAbandonedKey (operator)
  *          takeOverKey   │     ▼
  *   (stale in_flight) ───┴── released
+ *        takeOverStaleOperation (a settling job: the same takeover, found by operation id)
  *
  * Each WHERE states the precondition and each RETURNING tells the caller whether it won. Under
  * READ COMMITTED a second writer of the same row waits for the first and re-checks the WHERE on the
@@ -117,6 +118,70 @@ export const RELEASE_KEY = `
   UPDATE idempotency_keys SET status = 'released', lock_token = NULL, locked_at = NULL
    WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight'
   RETURNING 1 AS released`;
+
+/**
+ * The claim of operation $1 when its owner is gone (released, or in_flight whose lease ran out) →
+ * in_flight, owned by the new lock token $3: how a job settles an operation no client came back for.
+ * Keyed by the operation id, which stays the same across every retry and takeover of its key.
+ * Race: two settlers (replicas), or a settler and a client's retry (takeOverKey). The UPDATE of the
+ * first renews locked_at; the others re-check the WHERE against it and take nothing.
+ * Result: `taken` with the key (this caller owns the claim now); `held` when a live key was there but
+ * not taken (a live lease, a concurrent winner, or already completed); zero rows when the operation has
+ * no live key at all (never claimed, expired, purged): nothing to fence through a key.
+ * $1 operation id, $2 lock timeout seconds, $3 new lock token.
+ */
+export const TAKE_OVER_STALE_OPERATION = `
+  WITH taken AS (
+    UPDATE idempotency_keys
+       SET status = 'in_flight', lock_token = $3::uuid, locked_at = now()
+     WHERE operation_id = $1::uuid AND expires_at > now()
+       AND (status = 'released' OR (status = 'in_flight' AND locked_at <= now() - make_interval(secs => $2::int)))
+    RETURNING scope, key, request_hash::text AS "requestHash"
+  )
+  SELECT 'taken' AS state, scope, key, "requestHash" FROM taken
+  UNION ALL
+  SELECT 'held', NULL, NULL, NULL
+    FROM idempotency_keys
+   WHERE operation_id = $1::uuid AND expires_at > now() AND NOT EXISTS (SELECT 1 FROM taken)`;
+
+/**
+ * in_flight whose owner is gone → released, for an operator: the next retry takes it over at once
+ * instead of waiting out the lease. A live lease is released only when $4 (force) is true; its owner's
+ * completion then matches no row and rolls back, and the retry resumes the same operation.
+ * Race: the owner completing at the same moment. Whichever commits first wins; the other's WHERE no
+ * longer matches (status or lock token changed).
+ * Zero rows: no such in_flight key, or its lease is live and $4 is false.
+ * $1 scope, $2 key, $3 lock timeout seconds, $4 force.
+ */
+export const RELEASE_ABANDONED_KEY = `
+  UPDATE idempotency_keys SET status = 'released', lock_token = NULL, locked_at = NULL
+   WHERE scope = $1::text AND key = $2::text AND status = 'in_flight' AND expires_at > now()
+     AND ($4::boolean OR locked_at <= now() - make_interval(secs => $3::int))
+  RETURNING 1 AS released`;
+
+/**
+ * One key as an operator sees it, expired or not. Not a transition.
+ * $1 scope, $2 key, $3 lock timeout seconds.
+ */
+export const DESCRIBE_KEY = `
+  SELECT scope, key, status, operation_id AS "operationId", response_status AS "responseStatus",
+         response_body AS "responseBody", created_at AS "createdAt", expires_at AS "expiresAt",
+         (expires_at <= now()) AS expired,
+         extract(epoch FROM now() - locked_at)::float8 AS "leaseAgeSeconds",
+         (locked_at <= now() - make_interval(secs => $3::int)) AS "leaseExpired"
+    FROM idempotency_keys
+   WHERE scope = $1::text AND key = $2::text`;
+
+/**
+ * The claims of operations $1, for an operator's list. Not a transition.
+ * $1 operation ids, $2 lock timeout seconds.
+ */
+export const FIND_OPERATION_CLAIMS = `
+  SELECT operation_id AS "operationId", scope, key, status, expires_at AS "expiresAt",
+         extract(epoch FROM now() - locked_at)::float8 AS "leaseAgeSeconds",
+         (locked_at <= now() - make_interval(secs => $2::int)) AS "leaseExpired"
+    FROM idempotency_keys
+   WHERE operation_id = ANY($1::uuid[]) AND expires_at > now()`;
 
 /**
  * expired → (none), at most $1 rows. SKIP LOCKED lets replicas purge side by side without waiting

@@ -4,8 +4,13 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { queryRows } from '../database/query-rows.js';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
-import { CLAIM_KEY, COMPLETE_KEY, FIND_KEY, PURGE_EXPIRED_KEYS, RELEASE_KEY, RENEW_KEY, TAKE_OVER_KEY } from './idempotency.sql.js';
-import type { Claim, ClaimOutcome, KeyRequest, StoredResponse } from './idempotency.types.js';
+import {
+  CLAIM_KEY, COMPLETE_KEY, DESCRIBE_KEY, FIND_KEY, FIND_OPERATION_CLAIMS, PURGE_EXPIRED_KEYS, RELEASE_ABANDONED_KEY, RELEASE_KEY, RENEW_KEY,
+  TAKE_OVER_KEY, TAKE_OVER_STALE_OPERATION,
+} from './idempotency.sql.js';
+import type {
+  Claim, ClaimOutcome, ClaimState, KeyDescription, KeyRequest, StaleOperationOutcome, StoredResponse,
+} from './idempotency.types.js';
 import type { KeyStatus } from './idempotency-key-record.entity.js';
 
 interface KeyRow {
@@ -62,8 +67,41 @@ export class IdempotencyStore {
     return rows.length === 1;
   }
 
-  async releaseKey(claim: Claim): Promise<void> {
-    await this.run(RELEASE_KEY, [claim.scope, claim.key, claim.lockToken]);
+  /** Gives the claim up (on `manager`, to commit with other writes); false means it was no longer ours. */
+  async releaseKey(claim: Claim, manager: EntityManager = this.dataSource.manager): Promise<boolean> {
+    const rows = await queryRows(manager, RELEASE_KEY, [claim.scope, claim.key, claim.lockToken]);
+    return rows.length === 1;
+  }
+
+  /**
+   * For a job settling operations no client came back for: takes over the claim of `operationId` if
+   * its owner is gone. The job then completes or releases it like any owner.
+   */
+  async takeOverStaleOperation(operationId: string): Promise<StaleOperationOutcome> {
+    const lockToken = randomUUID();
+    const [row] = await this.run<{ state: 'taken' | 'held'; scope: string; key: string; requestHash: string }>(TAKE_OVER_STALE_OPERATION, [
+      operationId, this.options.lockTimeoutSeconds, lockToken,
+    ]);
+    if (!row) return { kind: 'unclaimed' };
+    if (row.state === 'held') return { kind: 'held' };
+    return { kind: 'taken', claim: { scope: row.scope, key: row.key, fingerprint: row.requestHash, lockToken, operationId, resumed: true } };
+  }
+
+  /** For an operator: an in_flight key whose owner is gone (or any, with `force`) → released. */
+  async releaseAbandonedKey(scope: string, key: string, force: boolean): Promise<boolean> {
+    const rows = await this.run(RELEASE_ABANDONED_KEY, [scope, key, this.options.lockTimeoutSeconds, force]);
+    return rows.length === 1;
+  }
+
+  async describeKey(scope: string, key: string): Promise<KeyDescription | undefined> {
+    const [row] = await this.run<KeyDescription>(DESCRIBE_KEY, [scope, key, this.options.lockTimeoutSeconds]);
+    return row;
+  }
+
+  /** The live claims of these operations, by operation id; an operation without a live key is absent. */
+  async findOperationClaims(operationIds: readonly string[]): Promise<Map<string, ClaimState>> {
+    const rows = await this.run<ClaimState>(FIND_OPERATION_CLAIMS, [operationIds, this.options.lockTimeoutSeconds]);
+    return new Map(rows.map((row) => [row.operationId, row]));
   }
 
   /** Deletes one bounded batch of expired keys and says how many went. */

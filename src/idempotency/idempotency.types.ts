@@ -1,3 +1,5 @@
+import type { KeyStatus } from './idempotency-key-record.entity.js';
+
 /** The answer stored for a key and sent again on every replay. */
 export interface StoredResponse {
   readonly status: number;
@@ -28,3 +30,28 @@ export type ClaimOutcome =
   | { readonly kind: 'replay'; readonly response: StoredResponse }
   | { readonly kind: 'mismatch' }
   | { readonly kind: 'in_flight' };
+
+/** What settling an abandoned operation found: its claim, now ours; a live holder; or no live key at all. */
+export type StaleOperationOutcome =
+  | { readonly kind: 'taken'; readonly claim: Claim }
+  | { readonly kind: 'held' }
+  | { readonly kind: 'unclaimed' };
+
+/** A key's claim as an operator sees it; ages in seconds by PostgreSQL's clock. */
+export interface ClaimState {
+  readonly scope: string;
+  readonly key: string;
+  readonly status: KeyStatus;
+  readonly operationId: string;
+  readonly expiresAt: Date;
+  /** Seconds since the owner last renewed; null unless in_flight. */
+  readonly leaseAgeSeconds: number | null;
+  readonly leaseExpired: boolean | null;
+}
+
+export interface KeyDescription extends ClaimState {
+  readonly expired: boolean;
+  readonly createdAt: Date;
+  readonly responseStatus: number | null;
+  readonly responseBody: string | null;
+}

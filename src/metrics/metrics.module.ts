@@ -4,10 +4,13 @@ import { DbPoolMetrics } from './db-pool-metrics.js';
 import { HttpMetrics } from './http-metrics.js';
 import { IdempotencyMetrics } from './idempotency-metrics.js';
 import { MetricsController } from './metrics.controller.js';
+import { PagosMetrics } from './pagos-metrics.js';
+import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
 
-/** `GET /metrics` in Prometheus format: HTTP traffic, idempotency outcomes, purge runs, the DB pool, the process. */
+/** `GET /metrics` in Prometheus format: HTTP traffic, idempotency outcomes, purge runs, reconciled payments, the DB pool, the process. */
 @Global()
 @Module({
+  imports: [PagosReconcilerModule],
   controllers: [MetricsController],
   providers: [
     {
@@ -22,6 +25,7 @@ import { MetricsController } from './metrics.controller.js';
     HttpMetrics,
     IdempotencyMetrics,
     DbPoolMetrics,
+    PagosMetrics,
   ],
   exports: [HttpMetrics],
 })

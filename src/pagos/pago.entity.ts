@@ -5,6 +5,11 @@ export const ESTADOS_PAGO = ['PENDIENTE', 'APROBADO', 'RECHAZADO', 'FALLIDO'] as
 export type EstadoPago = (typeof ESTADOS_PAGO)[number];
 
 // bigint arrives from pg as a string; amounts are at most 10^12, well inside Number's exact range.
+/** Our idempotency key at the processor for an operation's charge: the same operation never charges twice. */
+export function chargeKeyOf(operationId: string): string {
+  return `pagos-${operationId}`;
+}
+
 const bigintAsNumber = { to: (value: number) => value, from: (value: string | null) => (value === null ? null : Number(value)) };
 
 @Entity({ name: 'pagos' })

@@ -7,6 +7,7 @@ import { RateLimited } from '../rate-limit/rate-limited.decorator.js';
 import { CrearPagoDto } from './dto/crear-pago.dto.js';
 import { ListarPagosQuery } from './dto/listar-pagos.query.js';
 import { type PagoResponse, toPagoResponse } from './dto/pago.response.js';
+import { pagoLocation } from './pago-answers.js';
 import { PagoNoEncontradoError } from './pagos.errors.js';
 import { ApiCrearPago, ApiListarPagos, ApiPagoPorId, ApiPagos } from './pagos.openapi.js';
 import { PagosService } from './pagos.service.js';
@@ -31,7 +32,7 @@ export class PagosController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<PagoResponse> {
     const pago = await this.pagos.crear({ ...dto, clientId, operationId });
-    response.location(`/pagos/${pago.id}`);
+    response.location(pagoLocation(pago.id));
     return toPagoResponse(pago);
   }
 

@@ -3,12 +3,14 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { GatewayModule } from '../gateway/gateway.module.js';
 import { Pago } from './pago.entity.js';
 import { PagosController } from './pagos.controller.js';
+import { PagosReconcileJob } from './pagos-reconcile.job.js';
+import { PagosReconcilerModule } from './pagos-reconciler.module.js';
 import { PagosService } from './pagos.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Pago]), GatewayModule],
+  imports: [TypeOrmModule.forFeature([Pago]), GatewayModule, PagosReconcilerModule],
   controllers: [PagosController],
-  providers: [PagosService],
+  providers: [PagosService, PagosReconcileJob],
   exports: [PagosService],
 })
 export class PagosModule {}

@@ -8,7 +8,8 @@ import { Transactions } from '../database/transactions.js';
 import { type Charge, GatewayUnavailableError, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
 import type { CrearPagoDto } from './dto/crear-pago.dto.js';
 import { toPagoResponse } from './dto/pago.response.js';
-import { type EstadoPago, Pago } from './pago.entity.js';
+import { chargeKeyOf, type EstadoPago, Pago } from './pago.entity.js';
+import { type PagoRow, toPago } from './pago-row.js';
 import { OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoRechazadoError, PasarelaNoDisponibleError } from './pagos.errors.js';
 import { CERRAR_PAGO, INICIAR_PAGO, PAGO_ACTIVO_DE_ORDEN, PAGO_POR_OPERACION } from './pagos.sql.js';
 
@@ -17,8 +18,6 @@ export interface CrearPagoCommand extends CrearPagoDto {
   /** Stable across retries of one operation; undefined makes every call a new operation. */
   readonly operationId: string | undefined;
 }
-
-type PagoRow = Omit<Pago, 'monto'> & { monto: string };
 
 // Up to this many payments in a list; an order has a handful at most.
 const LIST_LIMIT = 100;
@@ -79,7 +78,7 @@ export class PagosService {
 
   /** A resumed operation may have charged already: the gateway is asked before charging again. */
   private async cobrar(pago: Pago, paymentToken: string, resumed: boolean): Promise<Charge> {
-    const chargeKey = `pagos-${pago.operationId}`;
+    const chargeKey = chargeKeyOf(pago.operationId);
     const previous = resumed ? await this.gateway.findCharge(chargeKey) : undefined;
     if (previous) return previous;
     try {
@@ -104,8 +103,4 @@ export class PagosService {
     if (pago.estado === 'RECHAZADO') throw new PagoRechazadoError(toPagoResponse(pago));
     return pago;
   }
-}
-
-function toPago(row: PagoRow): Pago {
-  return Object.assign(new Pago(), row, { monto: Number(row.monto) });
 }

@@ -5,17 +5,20 @@ export const PAGO_COLUMNS = `
   moneda, estado, gateway_charge_id AS "gatewayChargeId", creado_en AS "creadoEn", actualizado_en AS "actualizadoEn"`;
 
 /**
- * Starts (or resumes) the payment of one operation before anything is charged.
+ * Starts (or resumes) the payment of one operation right before it is charged.
  * New operation: inserts PENDIENTE; the partial unique index on (client, order) raises 23505 when
  * another operation already holds the order (PENDIENTE or APROBADO), so two keys can't both charge it.
- * Retried operation whose charge failed: FALLIDO → PENDIENTE. Any other state returns no row.
+ * Resumed operation: FALLIDO → PENDIENTE (its charge had failed), or PENDIENTE again. Either way
+ * `actualizado_en` becomes now(): the reconciler settles only payments untouched for a lock timeout
+ * (CONCILIAR_PAGO), so it can't declare "never charged" a payment an attempt is about to charge.
+ * A settled payment (APROBADO, RECHAZADO) returns no row.
  * `nuevo` is true only for a fresh insert: a resumed operation must ask the gateway what it did.
  */
 export const INICIAR_PAGO = `
   INSERT INTO pagos AS p (id, client_id, operation_id, numero_orden, monto, moneda, estado)
   VALUES ($1::uuid, $2::text, $3::text, $4::text, $5::bigint, $6::char(3), 'PENDIENTE')
   ON CONFLICT (operation_id) DO UPDATE SET estado = 'PENDIENTE', actualizado_en = now()
-   WHERE p.estado = 'FALLIDO'
+   WHERE p.estado IN ('FALLIDO', 'PENDIENTE')
   RETURNING ${PAGO_COLUMNS}, (xmax = 0) AS nuevo`;
 
 export const PAGO_POR_OPERACION = `SELECT ${PAGO_COLUMNS} FROM pagos WHERE operation_id = $1::text`;
@@ -28,4 +31,30 @@ export const PAGO_ACTIVO_DE_ORDEN = `
 export const CERRAR_PAGO = `
   UPDATE pagos SET estado = $2::text, gateway_charge_id = $3::text, actualizado_en = now()
    WHERE id = $1::uuid AND estado = 'PENDIENTE'
+  RETURNING ${PAGO_COLUMNS}`;
+
+/**
+ * Payments PENDIENTE and untouched for at least $1 seconds, $3 at a time in id order after $2: what
+ * the reconciler looks at (and an operator lists). A plain read: CONCILIAR_PAGO decides.
+ */
+export const PAGOS_PENDIENTES_DESDE = `
+  SELECT ${PAGO_COLUMNS} FROM pagos
+   WHERE estado = 'PENDIENTE' AND actualizado_en <= now() - make_interval(secs => $1::int) AND id > $2::uuid
+   ORDER BY id
+   LIMIT $3::int`;
+
+export const CONTAR_PENDIENTES_DESDE = `
+  SELECT count(*)::int AS n FROM pagos WHERE estado = 'PENDIENTE' AND actualizado_en <= now() - make_interval(secs => $1::int)`;
+
+/**
+ * PENDIENTE and untouched for $4 seconds → APROBADO | RECHAZADO | FALLIDO, by the reconciler, with what
+ * the processor says of the operation's charge key.
+ * Race: two reconcilers (replicas) — the first write wins, the second re-checks `estado` and matches
+ * nothing; an attempt resuming the operation (INICIAR_PAGO renews actualizado_en) — whichever writes
+ * first wins, and the other finds the row changed.
+ * Zero rows: somebody else settled or touched it since it was read; leave it.
+ */
+export const CONCILIAR_PAGO = `
+  UPDATE pagos SET estado = $2::text, gateway_charge_id = $3::text, actualizado_en = now()
+   WHERE id = $1::uuid AND estado = 'PENDIENTE' AND actualizado_en <= now() - make_interval(secs => $4::int)
   RETURNING ${PAGO_COLUMNS}`;

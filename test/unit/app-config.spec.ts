@@ -37,8 +37,13 @@ describe('loadConfig: defaults', () => {
     expect(config.idempotency).toEqual({ ttlSeconds: 86400, lockTimeoutSeconds: 60, purgeCron: '0 */10 * * * *', purgeBatchSize: 1000 });
     expect(config.dbPoolSize).toBe(CONFIG_DEFAULTS.dbPoolSize);
     expect(config.gatewayLatencyMs).toBe(0);
+    expect(config.pagos).toEqual({ reconcileCron: '*/30 * * * * *' });
     expect(config.rateLimit).toEqual({ requests: 300, windowSeconds: 60 });
     expect(config.log).toEqual({ level: 'info', format: 'auto' });
+  });
+
+  it('PAGOS_RECONCILE_CRON comes through as given', () => {
+    expect(loadConfig({ PAGOS_RECONCILE_CRON: '*/5 * * * * *' }).pagos.reconcileCron).toBe('*/5 * * * * *');
   });
 
   it('rate limit and log settings come through typed', () => {
@@ -53,7 +58,7 @@ describe('loadConfig: defaults', () => {
   });
 
   it('an empty-string value is treated as unset, so the default applies', () => {
-    const names = ['PORT', 'DATABASE_URL', 'DB_MIGRATIONS_RUN', 'API_TOKENS', 'IDEMPOTENCY_TTL_SECONDS', 'IDEMPOTENCY_LOCK_TIMEOUT_SECONDS', 'IDEMPOTENCY_PURGE_CRON', 'IDEMPOTENCY_PURGE_BATCH_SIZE'];
+    const names = ['PORT', 'DATABASE_URL', 'DB_MIGRATIONS_RUN', 'API_TOKENS', 'IDEMPOTENCY_TTL_SECONDS', 'IDEMPOTENCY_LOCK_TIMEOUT_SECONDS', 'IDEMPOTENCY_PURGE_CRON', 'IDEMPOTENCY_PURGE_BATCH_SIZE', 'PAGOS_RECONCILE_CRON'];
     expect(loadConfig(Object.fromEntries(names.map((name) => [name, ''])))).toEqual(loadConfig({}));
   });
 
@@ -112,6 +117,8 @@ describe('loadConfig: a bad value throws a one-line ConfigError naming the varia
     ['IDEMPOTENCY_PURGE_CRON', '61 * * * * *'],
     ['IDEMPOTENCY_PURGE_CRON', '* * *'],
     ['IDEMPOTENCY_PURGE_BATCH_SIZE', '0'],
+    ['PAGOS_RECONCILE_CRON', 'every 30 seconds'],
+    ['PAGOS_RECONCILE_CRON', '*/30 * * * * * *'],
     ['DB_MIGRATIONS_RUN', 'no'],
     ['API_TOKENS', 'alice'],
     ['API_TOKENS', 'alice:short'],

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { GatewayModule } from '../gateway/gateway.module.js';
+import { PagosEvents } from './pagos.events.js';
+import { PagosReconciler } from './pagos-reconciler.js';
+
+/** The reconciler without its schedule or any HTTP: what the service's job, the metrics and the operator's CLI share. */
+@Module({
+  imports: [GatewayModule],
+  providers: [PagosReconciler, PagosEvents],
+  exports: [PagosReconciler, PagosEvents],
+})
+export class PagosReconcilerModule {}

@@ -1,0 +1,33 @@
+import { Injectable } from '@nestjs/common';
+
+/**
+ * What the reconciler did with one abandoned payment:
+ * - approved / declined: the processor had charged / declined it; the payment and its key are settled.
+ * - failed: the processor has no charge for it; FALLIDO, the order is free and the key released.
+ * - unreachable: the processor could not be asked; nothing changed, the next pass tries again.
+ */
+export const RECONCILE_RESULTS = ['approved', 'declined', 'failed', 'unreachable'] as const;
+export type ReconcileResult = (typeof RECONCILE_RESULTS)[number];
+
+/** Where the payments feature reports what its jobs did, so that metrics can count it without `pagos/` knowing about them. */
+@Injectable()
+export class PagosEvents {
+  private readonly reconciledListeners: Array<(result: ReconcileResult) => void> = [];
+  private readonly runListeners: Array<(ok: boolean) => void> = [];
+
+  onReconciled(listener: (result: ReconcileResult) => void): void {
+    this.reconciledListeners.push(listener);
+  }
+
+  onReconcileRun(listener: (ok: boolean) => void): void {
+    this.runListeners.push(listener);
+  }
+
+  reconciled(result: ReconcileResult): void {
+    for (const listener of this.reconciledListeners) listener(result);
+  }
+
+  reconcileRun(ok: boolean): void {
+    for (const listener of this.runListeners) listener(ok);
+  }
+}
