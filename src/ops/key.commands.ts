@@ -1,0 +1,78 @@
+import type { Command } from 'commander';
+import { parseIdempotencyKey } from '../idempotency/idempotency-key.js';
+import { IdempotencyStore } from '../idempotency/idempotency.store.js';
+import type { KeyDescription } from '../idempotency/idempotency.types.js';
+import { knownClient, OpsError, withOpsContext } from './ops-context.js';
+import { printFields, seconds } from './output.js';
+
+interface KeyOptions {
+  readonly client: string;
+  readonly key: string;
+}
+
+/** `key show` and `key release`: one idempotency key of one client. */
+export function addKeyCommands(program: Command): void {
+  const key = program.command('key').description('inspect or release one idempotency key');
+  key
+    .command('show')
+    .description("a key's state, lease age, operation id, stored status and expiry")
+    .requiredOption('--client <id>', 'the API client (scope) the key belongs to')
+    .requiredOption('--key <key>', 'the Idempotency-Key value, as the client sent it')
+    .option('--body', 'also print the stored response body')
+    .action((options: KeyOptions & { body?: boolean }) => showKey(options));
+  key
+    .command('release')
+    .description('an in_flight key whose owner is gone → released, so the next retry takes it over at once')
+    .requiredOption('--client <id>', 'the API client (scope) the key belongs to')
+    .requiredOption('--key <key>', 'the Idempotency-Key value, as the client sent it')
+    .option('--force', 'release it even though its owner renewed the lease recently (its work then rolls back)')
+    .action((options: KeyOptions & { force?: boolean }) => releaseKey(options));
+}
+
+function showKey(options: KeyOptions & { body?: boolean }): Promise<void> {
+  return withOpsContext(async ({ config, get }) => {
+    const found = await describe(get(IdempotencyStore), knownClient(config, options.client), keyOf(options.key));
+    printFields([
+      ['client', found.scope],
+      ['key', found.key],
+      ['state', found.expired ? `${found.status} (expired: a new request with this key starts a new operation)` : found.status],
+      ['lease age', found.leaseAgeSeconds === null ? '-' : `${seconds(found.leaseAgeSeconds)} (${found.leaseExpired ? 'expired: its owner is gone' : 'live: its owner renews it'})`],
+      ['operation id', found.operationId],
+      ['stored status', found.responseStatus === null ? '-' : String(found.responseStatus)],
+      ['created', found.createdAt.toISOString()],
+      ['expires', found.expiresAt.toISOString()],
+    ]);
+    if (options.body) console.log(found.responseBody ?? '(no stored body)');
+  });
+}
+
+function releaseKey(options: KeyOptions & { force?: boolean }): Promise<void> {
+  return withOpsContext(async ({ config, get }) => {
+    const store = get(IdempotencyStore);
+    const scope = knownClient(config, options.client);
+    const key = keyOf(options.key);
+    if (await store.releaseAbandonedKey(scope, key, options.force === true)) {
+      console.log(`released key ${key} of client ${scope}: the next retry with it takes the operation over at once`);
+      return;
+    }
+    throw new OpsError(whyNotReleased(await describe(store, scope, key)));
+  });
+}
+
+async function describe(store: IdempotencyStore, scope: string, key: string): Promise<KeyDescription> {
+  const found = await store.describeKey(scope, key);
+  if (!found) throw new OpsError(`client ${scope} has no key ${key}`);
+  return found;
+}
+
+function whyNotReleased(found: KeyDescription): string {
+  if (found.expired) return `key ${found.key} has expired: there is nothing to release`;
+  if (found.status !== 'in_flight') return `key ${found.key} is ${found.status}, not in_flight: nothing released`;
+  return `key ${found.key} is held by a live attempt (lease renewed ${seconds(found.leaseAgeSeconds ?? 0)} ago): nothing released; --force releases it anyway`;
+}
+
+function keyOf(value: string): string {
+  const parsed = parseIdempotencyKey(value);
+  if (!parsed.ok) throw new OpsError(`malformed key: ${parsed.reason}`);
+  return parsed.key;
+}

@@ -1,0 +1,26 @@
+import 'reflect-metadata';
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config/app-config.js';
+import { addKeyCommands } from './key.commands.js';
+import { OpsError } from './ops-context.js';
+import { addPagosCommands } from './pagos.commands.js';
+
+/** `npm run ops -- <command>`: an operator's view of keys and payments, on the service's own code and configuration. */
+function program(): Command {
+  const root = new Command('ops')
+    .description("Operator's commands for pagos: idempotency keys and payments left in limbo")
+    .showHelpAfterError()
+    .exitOverride();
+  addKeyCommands(root);
+  addPagosCommands(root);
+  return root;
+}
+
+program()
+  .parseAsync(process.argv)
+  .catch((error: unknown) => {
+    // Commander has printed its own usage error (or the help) already.
+    if (error instanceof CommanderError) process.exit(error.exitCode);
+    console.error(error instanceof OpsError || error instanceof ConfigError ? `error: ${error.message}` : error);
+    process.exit(1);
+  });

@@ -1,0 +1,60 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import { IdempotencyStore } from '../idempotency/idempotency.store.js';
+import type { ClaimState } from '../idempotency/idempotency.types.js';
+import type { Pago } from '../pagos/pago.entity.js';
+import { PagosReconciler } from '../pagos/pagos-reconciler.js';
+import { withOpsContext } from './ops-context.js';
+import { parseDuration, seconds } from './output.js';
+
+// A list for a person to read; more than this many stuck payments is an incident, not a list.
+const PENDING_LIST_LIMIT = 1000;
+
+/** `pagos pending` and `pagos reconcile`: payments left PENDIENTE, and settling them now. */
+export function addPagosCommands(program: Command): void {
+  const pagos = program.command('pagos').description('payments still PENDIENTE, and the reconciler');
+  pagos
+    .command('pending')
+    .description('payments still PENDIENTE, with the state of their operation’s claim')
+    .option('--older-than <duration>', 'only those untouched for at least this long: 90, 90s, 15m, 2h', durationOption, 0)
+    .action((options: { olderThan: number }) => listPending(options.olderThan));
+  pagos
+    .command('reconcile')
+    .description('one reconciler pass now, printing what it settled')
+    .action(() => reconcileNow());
+}
+
+function listPending(olderThanSeconds: number): Promise<void> {
+  return withOpsContext(async ({ get }) => {
+    const pagos = await get(PagosReconciler).stalePending(olderThanSeconds, undefined, PENDING_LIST_LIMIT);
+    const claims = await get(IdempotencyStore).findOperationClaims(pagos.map((pago) => pago.operationId));
+    if (pagos.length === 0) console.log('no payment is PENDIENTE');
+    for (const pago of pagos) console.log(`${describePago(pago)}  claim: ${describeClaim(claims.get(pago.operationId))}`);
+  });
+}
+
+function reconcileNow(): Promise<void> {
+  return withOpsContext(async ({ get }) => {
+    const reconciled = await get(PagosReconciler).reconcileOnce();
+    if (reconciled.length === 0) console.log('nothing to settle');
+    for (const { pago, result } of reconciled) console.log(`${describePago(pago)}  → ${result}`);
+  });
+}
+
+function describePago(pago: Pago): string {
+  const age = (Date.now() - pago.actualizadoEn.getTime()) / 1000;
+  return `pago ${pago.id}  client ${pago.clientId}  order ${pago.numeroOrden}  ${pago.monto} ${pago.moneda}  untouched ${seconds(age)}`;
+}
+
+function describeClaim(claim: ClaimState | undefined): string {
+  if (!claim) return 'none (no live key: the reconciler settles it by itself)';
+  const who = `key ${claim.key}`;
+  if (claim.status !== 'in_flight') return `${claim.status} (${who})`;
+  const lease = seconds(claim.leaseAgeSeconds ?? 0);
+  return claim.leaseExpired ? `in_flight, owner gone (lease ${lease} old, ${who})` : `in_flight, live (lease renewed ${lease} ago, ${who})`;
+}
+
+function durationOption(value: string): number {
+  const parsed = parseDuration(value);
+  if (parsed === undefined) throw new InvalidArgumentError('a duration such as 90, 90s, 15m or 2h');
+  return parsed;
+}
