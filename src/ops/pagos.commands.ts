@@ -25,7 +25,7 @@ export function addPagosCommands(program: Command): void {
 
 function listPending(olderThanSeconds: number): Promise<void> {
   return withOpsContext(async ({ get }) => {
-    const pagos = await get(PagosReconciler).stalePending(olderThanSeconds, undefined, PENDING_LIST_LIMIT);
+    const pagos = (await get(PagosReconciler).stalePending(olderThanSeconds, undefined, PENDING_LIST_LIMIT)).map(({ pago }) => pago);
     const claims = await get(IdempotencyStore).findOperationClaims(pagos.map((pago) => pago.operationId));
     if (pagos.length === 0) console.log('no payment is PENDIENTE');
     for (const pago of pagos) console.log(`${describePago(pago)}  claim: ${describeClaim(claims.get(pago.operationId))}`);

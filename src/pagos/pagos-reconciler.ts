@@ -11,7 +11,13 @@ import { chargeKeyOf, type EstadoPago, type Pago } from './pago.entity.js';
 import { storedAnswerOf } from './pago-answers.js';
 import { type PagoRow, toPago } from './pago-row.js';
 import { PagosEvents, type ReconcileResult } from './pagos.events.js';
-import { CONCILIAR_PAGO, CONTAR_PENDIENTES_DESDE, PAGOS_PENDIENTES_DESDE } from './pagos.sql.js';
+import { CONCILIAR_PAGO, CONTAR_PENDIENTES_DESDE, DEVOLVER_PAGO_PENDIENTE, PAGOS_PENDIENTES_DESDE, RESERVAR_PAGO_PENDIENTE } from './pagos.sql.js';
+
+/** A PENDIENTE payment as read, with the version (`actualizado_en`) every later write is conditional on. */
+export interface PagoPendiente {
+  readonly pago: Pago;
+  readonly version: string;
+}
 
 /** One payment a pass settled (or could not ask the processor about). */
 export interface Reconciled {
@@ -58,25 +64,25 @@ export class PagosReconciler {
     const done: Reconciled[] = [];
     let after = BEFORE_ANY_ID;
     for (let batch = 0; batch < MAX_BATCHES_PER_PASS; batch++) {
-      const pagos = await this.stalePending(this.lockTimeoutSeconds, after, BATCH_SIZE);
-      for (const pago of pagos) {
-        const result = await this.settle(pago);
+      const pending = await this.stalePending(this.lockTimeoutSeconds, after, BATCH_SIZE);
+      for (const candidate of pending) {
+        const result = await this.settle(candidate);
         if (result === 'held' || result === 'lost') continue;
         this.events.reconciled(result);
-        done.push({ pago, result });
+        done.push({ pago: candidate.pago, result });
         // Every other payment would wait on the same processor: the next pass tries them all again.
         if (result === 'unreachable') return done;
       }
-      if (pagos.length < BATCH_SIZE) break;
-      after = pagos.at(-1)!.id;
+      if (pending.length < BATCH_SIZE) break;
+      after = pending.at(-1)!.pago.id;
     }
     return done;
   }
 
   /** PENDIENTE payments untouched for `olderThanSeconds`, in id order after `after`. */
-  async stalePending(olderThanSeconds: number, after = BEFORE_ANY_ID, limit = BATCH_SIZE): Promise<Pago[]> {
-    const rows = await queryRows<PagoRow>(this.dataSource.manager, PAGOS_PENDIENTES_DESDE, [olderThanSeconds, after, limit]);
-    return rows.map(toPago);
+  async stalePending(olderThanSeconds: number, after = BEFORE_ANY_ID, limit = BATCH_SIZE): Promise<PagoPendiente[]> {
+    const rows = await queryRows<PagoRow & { version: string }>(this.dataSource.manager, PAGOS_PENDIENTES_DESDE, [olderThanSeconds, after, limit]);
+    return rows.map(({ version, ...row }) => ({ pago: toPago(row), version }));
   }
 
   /** Payments PENDIENTE for longer than the lock timeout: what is waiting for a pass (or stuck). */
@@ -85,9 +91,14 @@ export class PagosReconciler {
     return row!.n;
   }
 
-  private async settle(pago: Pago): Promise<Attempt> {
+  private async settle({ pago, version }: PagoPendiente): Promise<Attempt> {
+    const [reserved] = await queryRows<{ version: string }>(this.dataSource.manager, RESERVAR_PAGO_PENDIENTE, [pago.id, version]);
+    if (!reserved) return 'lost';
     const operation = await this.idempotency.takeOverStaleOperation(pago.operationId);
-    if (operation.kind === 'held') return 'held';
+    if (operation.kind === 'held') {
+      await this.leaveAsFound(pago, reserved.version, version);
+      return 'held';
+    }
     const claim = operation.kind === 'taken' ? operation.claim : undefined;
     let charge: Charge | undefined;
     try {
@@ -95,19 +106,25 @@ export class PagosReconciler {
     } catch (error) {
       this.logger.warn(`pago ${pago.id}: the processor could not be asked about its charge (${(error as Error).message}); next pass`);
       if (claim) await this.idempotency.releaseKey(claim);
+      await this.leaveAsFound(pago, reserved.version, version);
       return 'unreachable';
     }
-    const settled = await this.write(pago, estadoOf(charge), charge?.id ?? null, claim);
+    const settled = await this.write(pago, reserved.version, estadoOf(charge), charge?.id ?? null, claim);
     if (!settled) return 'lost';
     this.logger.log(`pago ${pago.id} reconciled as ${settled.estado} (operation ${pago.operationId}, client ${pago.clientId}, order ${pago.numeroOrden})`);
     return resultOf(settled.estado);
   }
 
+  /** Gives the reservation back, so that the next pass looks at the payment again. */
+  private async leaveAsFound(pago: Pago, reserved: string, found: string): Promise<void> {
+    await queryRows(this.dataSource.manager, DEVOLVER_PAGO_PENDIENTE, [pago.id, reserved, found]);
+  }
+
   /** The payment's final state and its key's settlement in one transaction; undefined when another writer came first. */
-  private async write(pago: Pago, estado: EstadoPago, chargeId: string | null, claim: Claim | undefined): Promise<Pago | undefined> {
+  private async write(pago: Pago, version: string, estado: EstadoPago, chargeId: string | null, claim: Claim | undefined): Promise<Pago | undefined> {
     try {
       const settled = await this.transactions.run(async (manager) => {
-        const [row] = await queryRows<PagoRow>(manager, CONCILIAR_PAGO, [pago.id, estado, chargeId, this.lockTimeoutSeconds]);
+        const [row] = await queryRows<PagoRow>(manager, CONCILIAR_PAGO, [pago.id, estado, chargeId, version]);
         if (!row) return undefined;
         const cerrado = toPago(row);
         if (claim && !(await this.settleClaim(manager, claim, cerrado))) throw new ClaimLostError();

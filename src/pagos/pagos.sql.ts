@@ -9,7 +9,7 @@ export const PAGO_COLUMNS = `
  * New operation: inserts PENDIENTE; the partial unique index on (client, order) raises 23505 when
  * another operation already holds the order (PENDIENTE or APROBADO), so two keys can't both charge it.
  * Resumed operation: FALLIDO → PENDIENTE (its charge had failed), or PENDIENTE again. Either way
- * `actualizado_en` becomes now(): the reconciler settles only payments untouched for a lock timeout
+ * `actualizado_en` becomes now(): every write of the reconciler is conditional on the value it read
  * (CONCILIAR_PAGO), so it can't declare "never charged" a payment an attempt is about to charge.
  * A settled payment (APROBADO, RECHAZADO) returns no row.
  * `nuevo` is true only for a fresh insert: a resumed operation must ask the gateway what it did.
@@ -35,10 +35,11 @@ export const CERRAR_PAGO = `
 
 /**
  * Payments PENDIENTE and untouched for at least $1 seconds, $3 at a time in id order after $2: what
- * the reconciler looks at (and an operator lists). A plain read: CONCILIAR_PAGO decides.
+ * the reconciler looks at (and an operator lists). A plain read; `version` is `actualizado_en` to the
+ * microsecond, which every later statement of the reconciler is conditional on.
  */
 export const PAGOS_PENDIENTES_DESDE = `
-  SELECT ${PAGO_COLUMNS} FROM pagos
+  SELECT ${PAGO_COLUMNS}, actualizado_en::text AS version FROM pagos
    WHERE estado = 'PENDIENTE' AND actualizado_en <= now() - make_interval(secs => $1::int) AND id > $2::uuid
    ORDER BY id
    LIMIT $3::int`;
@@ -47,14 +48,36 @@ export const CONTAR_PENDIENTES_DESDE = `
   SELECT count(*)::int AS n FROM pagos WHERE estado = 'PENDIENTE' AND actualizado_en <= now() - make_interval(secs => $1::int)`;
 
 /**
- * PENDIENTE and untouched for $4 seconds → APROBADO | RECHAZADO | FALLIDO, by the reconciler, with what
- * the processor says of the operation's charge key.
- * Race: two reconcilers (replicas) — the first write wins, the second re-checks `estado` and matches
- * nothing; an attempt resuming the operation (INICIAR_PAGO renews actualizado_en) — whichever writes
- * first wins, and the other finds the row changed.
- * Zero rows: somebody else settled or touched it since it was read; leave it.
+ * PENDIENTE at version $2 → PENDIENTE at a new version (actualizado_en = now()), returned: one
+ * reconciler reserves the payment before it touches its operation's claim.
+ * Race: two reconcilers (replicas) read the same version; the first UPDATE changes it and the other
+ * re-checks the WHERE against that and gets no row, so only one goes on to the claim and the processor.
+ * Zero rows: somebody else reserved, resumed (INICIAR_PAGO renews actualizado_en) or settled it.
+ */
+export const RESERVAR_PAGO_PENDIENTE = `
+  UPDATE pagos SET actualizado_en = now()
+   WHERE id = $1::uuid AND estado = 'PENDIENTE' AND actualizado_en = $2::timestamptz
+  RETURNING actualizado_en::text AS version`;
+
+/**
+ * PENDIENTE at our reservation's version $2 → PENDIENTE at version $3 again: the reconciler leaves a
+ * payment as it found it (a live attempt holds its claim, or the processor could not be asked), so
+ * the next pass looks at it again. Zero rows: somebody touched it since; their version stands.
+ */
+export const DEVOLVER_PAGO_PENDIENTE = `
+  UPDATE pagos SET actualizado_en = $3::timestamptz
+   WHERE id = $1::uuid AND estado = 'PENDIENTE' AND actualizado_en = $2::timestamptz
+  RETURNING 1 AS devuelto`;
+
+/**
+ * PENDIENTE at our reservation's version $4 → APROBADO | RECHAZADO | FALLIDO, by the reconciler, with
+ * what the processor says of the operation's charge key.
+ * Race: an attempt resuming the operation meanwhile (INICIAR_PAGO) changes the version first, and
+ * this matches nothing: the attempt's own outcome stands, so "never charged" is never written over a
+ * payment an attempt has started to charge since the reservation.
+ * Zero rows: somebody else resumed or settled it since it was reserved; leave it.
  */
 export const CONCILIAR_PAGO = `
   UPDATE pagos SET estado = $2::text, gateway_charge_id = $3::text, actualizado_en = now()
-   WHERE id = $1::uuid AND estado = 'PENDIENTE' AND actualizado_en <= now() - make_interval(secs => $4::int)
+   WHERE id = $1::uuid AND estado = 'PENDIENTE' AND actualizado_en = $4::timestamptz
   RETURNING ${PAGO_COLUMNS}`;
