@@ -140,6 +140,57 @@ describe('idempotency statements under races', () => {
     expect(await keyRow(db, live.scope, live.key)).toBeDefined();
   });
 
+  it('takeOverStaleOperation: of 20 settlers of an abandoned operation exactly one takes its claim, the rest find it held', async () => {
+    const request = newRequest();
+    const abandoned = await claimOf(request);
+    await backdateLease(request);
+    const outcomes = await Promise.all(Array.from({ length: RACERS }, () => store.takeOverStaleOperation(abandoned.operationId)));
+    const taken = outcomes.flatMap((o) => (o.kind === 'taken' ? [o.claim] : []));
+    expect(taken).toHaveLength(1);
+    expect(taken[0]).toMatchObject({ scope: request.scope, key: request.key, fingerprint: request.fingerprint, operationId: abandoned.operationId });
+    expect(outcomes.filter((o) => o.kind === 'held')).toHaveLength(RACERS - 1);
+    // The settler owns it like any owner: a stalled original can't complete, the settler can.
+    expect(await complete(abandoned, '{"from":"stalled"}')).toBe(false);
+    expect(await complete(taken[0]!, '{"from":"settler"}')).toBe(true);
+  });
+
+  it('takeOverStaleOperation: a settler and 20 client retries racing for a released claim — exactly one wins', async () => {
+    const request = newRequest();
+    const failed = await claimOf(request);
+    await store.releaseKey(failed);
+    const [settler, ...retries] = await Promise.all([store.takeOverStaleOperation(failed.operationId), ...Array.from({ length: RACERS }, () => store.claimKey(request))]);
+    expect((settler!.kind === 'taken' ? 1 : 0) + winners(retries as ClaimOutcome[]).length).toBe(1);
+  });
+
+  it('takeOverStaleOperation: a live lease is held, and an operation without a live key is unclaimed', async () => {
+    const live = await claimOf(newRequest());
+    expect(await store.takeOverStaleOperation(live.operationId)).toEqual({ kind: 'held' });
+    expect(await store.takeOverStaleOperation(randomUUID())).toEqual({ kind: 'unclaimed' });
+    const request = newRequest();
+    const expired = await claimOf(request);
+    await backdateLease(request);
+    await db.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = $1`, [request.key]);
+    expect(await store.takeOverStaleOperation(expired.operationId)).toEqual({ kind: 'unclaimed' });
+  });
+
+  it('releaseAbandonedKey: of 20 operators releasing an abandoned key exactly one does; a live lease needs force', async () => {
+    const request = newRequest();
+    await claimOf(request);
+    expect(await store.releaseAbandonedKey(request.scope, request.key, false)).toBe(false);
+    await backdateLease(request);
+    const results = await Promise.all(Array.from({ length: RACERS }, () => store.releaseAbandonedKey(request.scope, request.key, false)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await keyRow(db, request.scope, request.key)).toMatchObject({ status: 'released', lock_token: null });
+  });
+
+  it('releaseAbandonedKey with force: the live owner loses the claim, its completion stores nothing, and a retry resumes the operation', async () => {
+    const request = newRequest();
+    const owner = await claimOf(request);
+    expect(await store.releaseAbandonedKey(request.scope, request.key, true)).toBe(true);
+    expect(await complete(owner, '{"from":"owner"}')).toBe(false);
+    expect(await claimOf(request)).toMatchObject({ resumed: true, operationId: owner.operationId });
+  });
+
   it('a claim renewed 55 s ago, inside the 60 s lock timeout, is not taken over', async () => {
     const request = newRequest();
     await claimOf(request);
