@@ -1,0 +1,164 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type pg from 'pg';
+import { startAppProcess, type AppProcess } from '../support/app-process.js';
+import { ALICE, TEST_API_TOKENS } from '../support/clients.js';
+import { nuevoPago, postPago } from '../support/http.js';
+import { countCharges, expireLease, keyRow, waitForClaim } from '../support/ledger.js';
+import { backdateAbandoned, estadoOf } from '../support/stale-payments.js';
+import { connect, createTestDatabase } from '../support/test-database.js';
+
+/**
+ * `npm run ops` (the built CLI) against a running service's database, with the service's
+ * configuration. Real: the CLI process, the service process, PostgreSQL.
+ */
+const OPS = path.resolve('dist/src/ops/main.js');
+
+describe('the operator CLI', () => {
+  let url: string;
+  let app: AppProcess;
+  // Its processor takes 20 s: a request there stays in flight for as long as a few CLI runs take on a busy machine.
+  let slowApp: AppProcess;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    url = await createTestDatabase('ops_cli');
+    app = await startAppProcess(url);
+    slowApp = await startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', GATEWAY_LATENCY_MS: '20000' });
+    db = await connect(url);
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await app?.stop();
+    await slowApp?.stop('SIGKILL');
+  });
+
+  /** A claim as a live attempt holds it (lease renewed just now), with its payment PENDIENTE when `numeroOrden` is given. */
+  const liveClaim = async (numeroOrden?: string): Promise<{ key: string; operationId: string }> => {
+    const key = randomUUID();
+    const operationId = randomUUID();
+    await db.query(
+      `INSERT INTO idempotency_keys (scope, key, request_hash, status, operation_id, lock_token, locked_at, expires_at)
+       VALUES ('alice', $1, repeat('a', 64), 'in_flight', $2, gen_random_uuid(), now(), now() + interval '1 day')`,
+      [key, operationId],
+    );
+    if (numeroOrden) {
+      await db.query(
+        `INSERT INTO pagos (id, client_id, operation_id, numero_orden, monto, moneda, estado) VALUES (gen_random_uuid(), 'alice', $1, $2, 1999, 'EUR', 'PENDIENTE')`,
+        [operationId, numeroOrden],
+      );
+    }
+    return { key, operationId };
+  };
+
+  const ops = async (...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => {
+    const child = spawn(process.execPath, [OPS, ...args], {
+      env: { PATH: process.env.PATH, DATABASE_URL: url, API_TOKENS: TEST_API_TOKENS },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    return { code, stdout, stderr };
+  };
+  const paid = async (): Promise<{ key: string; text: string }> => {
+    const key = randomUUID();
+    const answer = await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago() });
+    expect(answer.status).toBe(201);
+    return { key, text: answer.text };
+  };
+
+  it('key show: state, operation id, stored status and expiry; the body only with --body', async () => {
+    const { key, text } = await paid();
+    const row = await keyRow(db, ALICE.clientId, key);
+    const shown = await ops('key', 'show', '--client', 'alice', '--key', key);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^state\s+completed$/m);
+    expect(shown.stdout).toMatch(new RegExp(`^operation id\\s+${row!.operation_id}$`, 'm'));
+    expect(shown.stdout).toMatch(/^stored status\s+201$/m);
+    expect(shown.stdout).toMatch(new RegExp(`^expires\\s+${row!.expires_at.toISOString()}$`, 'm'));
+    expect(shown.stdout).not.toContain(text);
+    expect((await ops('key', 'show', '--client', 'alice', '--key', key, '--body')).stdout).toContain(text);
+  });
+
+  it('key show of an in-flight key gives its lease age', async () => {
+    const { key } = await liveClaim();
+    const shown = await ops('key', 'show', '--client', 'alice', '--key', key);
+    expect(shown.stdout).toMatch(/^state\s+in_flight$/m);
+    expect(shown.stdout).toMatch(/^lease age\s+\d+\.\d s \(live: its owner renews it\)$/m);
+  });
+
+  it('key release: refuses a live lease, releases it with --force, and releases an abandoned one', async () => {
+    const key = randomUUID();
+    const body = nuevoPago();
+    const running = postPago(slowApp.baseUrl, { client: ALICE, key, body });
+    await waitForClaim(db, key);
+    const refused = await ops('key', 'release', '--client', 'alice', '--key', key);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/held by a live attempt .* --force releases it anyway/);
+    expect((await keyRow(db, ALICE.clientId, key))!.status).toBe('in_flight');
+
+    const forced = await ops('key', 'release', '--client', 'alice', '--key', key, '--force');
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain(`released key ${key} of client alice`);
+    // The owner's answer can no longer be stored: it answers 409, and the retry resumes the operation, charged once.
+    expect((await running).status).toBe(409);
+    const retried = await postPago(app.baseUrl, { client: ALICE, key, body });
+    expect(retried.status).toBe(201);
+    expect(await countCharges(db, `charge_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE numero_orden = $1)`, [body.numeroOrden])).toBe(1);
+
+    const abandoned = randomUUID();
+    await db.query(
+      `INSERT INTO idempotency_keys (scope, key, request_hash, status, operation_id, lock_token, locked_at, expires_at)
+       VALUES ('alice', $1, repeat('a', 64), 'in_flight', gen_random_uuid(), gen_random_uuid(), now(), now() + interval '1 day')`,
+      [abandoned],
+    );
+    await expireLease(db, abandoned);
+    expect((await ops('key', 'release', '--client', 'alice', '--key', abandoned)).code).toBe(0);
+    expect((await keyRow(db, ALICE.clientId, abandoned))!.status).toBe('released');
+    const twice = await ops('key', 'release', '--client', 'alice', '--key', abandoned);
+    expect(twice).toMatchObject({ code: 1, stderr: expect.stringContaining('is released, not in_flight') });
+  });
+
+  it('pagos pending lists payments still PENDIENTE with their claim; pagos reconcile settles them and says how', async () => {
+    const live = nuevoPago();
+    await liveClaim(live.numeroOrden);
+    const listed = await ops('pagos', 'pending');
+    expect(listed.stdout).toMatch(new RegExp(`order ${live.numeroOrden} .*claim: in_flight, live`));
+    expect((await ops('pagos', 'pending', '--older-than', '1h')).stdout).not.toContain(live.numeroOrden);
+
+    const abandoned = nuevoPago();
+    await db.query(
+      `INSERT INTO pagos (id, client_id, operation_id, numero_orden, monto, moneda, estado) VALUES (gen_random_uuid(), 'alice', gen_random_uuid(), $1, 1999, 'EUR', 'PENDIENTE')`,
+      [abandoned.numeroOrden],
+    );
+    await backdateAbandoned(db, abandoned.numeroOrden);
+    expect((await ops('pagos', 'pending', '--older-than', '30m')).stdout).toMatch(
+      new RegExp(`order ${abandoned.numeroOrden} .*claim: none`),
+    );
+    const reconciled = await ops('pagos', 'reconcile');
+    expect(reconciled.code).toBe(0);
+    expect(reconciled.stdout).toMatch(new RegExp(`order ${abandoned.numeroOrden} .*→ failed`));
+    expect(await estadoOf(db, abandoned.numeroOrden)).toBe('FALLIDO');
+    expect((await ops('pagos', 'reconcile')).stdout).toContain('nothing to settle');
+  });
+
+  it.each([
+    [['key', 'show', '--client', 'mallory', '--key', 'k'], /^error: unknown client "mallory": API_TOKENS names "alice", "bob"$/m],
+    [['key', 'show', '--client', 'alice', '--key', 'has space'], /^error: malformed key: .*printable ASCII/m],
+    [['key', 'show', '--client', 'alice', '--key', 'never-used'], /^error: client alice has no key never-used$/m],
+    [['pagos', 'pending', '--older-than', 'soon'], /argument 'soon' is invalid/],
+    [['key', 'show', '--client', 'alice'], /required option '--key <key>' not specified/],
+    [['refund'], /unknown command 'refund'/],
+  ])('bad input %j: one clear line and a non-zero exit', async (args, message) => {
+    const result = await ops(...args);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(message);
+  });
+});
