@@ -16,6 +16,7 @@ import { connect, createTestDatabase } from '../support/test-database.js';
  * configuration. Real: the CLI process, the service process, PostgreSQL.
  */
 const OPS = path.resolve('dist/src/ops/main.js');
+const NEVER = '0 0 0 1 1 *';
 
 describe('the operator CLI', () => {
   let url: string;
@@ -26,8 +27,9 @@ describe('the operator CLI', () => {
 
   beforeAll(async () => {
     url = await createTestDatabase('ops_cli');
-    app = await startAppProcess(url);
-    slowApp = await startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', GATEWAY_LATENCY_MS: '20000' });
+    // Their own reconcilers stay out of the way: the CLI's `pagos reconcile` is what settles here.
+    app = await startAppProcess(url, { PAGOS_RECONCILE_CRON: NEVER });
+    slowApp = await startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', GATEWAY_LATENCY_MS: '20000', PAGOS_RECONCILE_CRON: NEVER });
     db = await connect(url);
   });
 
