@@ -4,8 +4,9 @@ import { DbPoolMetrics } from './db-pool-metrics.js';
 import { HttpMetrics } from './http-metrics.js';
 import { IdempotencyMetrics } from './idempotency-metrics.js';
 import { MetricsController } from './metrics.controller.js';
+import { RateLimitMetrics } from './rate-limit-metrics.js';
 
-/** `GET /metrics` in Prometheus format: HTTP traffic, idempotency outcomes, purge runs, the DB pool, the process. */
+/** `GET /metrics` in Prometheus format: HTTP traffic, idempotency outcomes, purge runs, rate-limit store errors, the DB pool, the process. */
 @Global()
 @Module({
   controllers: [MetricsController],
@@ -22,7 +23,8 @@ import { MetricsController } from './metrics.controller.js';
     HttpMetrics,
     IdempotencyMetrics,
     DbPoolMetrics,
+    RateLimitMetrics,
   ],
-  exports: [HttpMetrics],
+  exports: [HttpMetrics, RateLimitMetrics],
 })
 export class MetricsModule {}
