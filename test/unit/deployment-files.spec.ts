@@ -89,6 +89,12 @@ describe('Dockerfile', () => {
   const build = stages[0]!;
   const runtime = stages.at(-1)!;
 
+  it('builds and runs on the Active LTS line of Node (26), the same image in both stages', () => {
+    const images = stages.map((stage) => /^FROM (\S+)/.exec(stage[0]!)![1]);
+    expect(images[0]).toMatch(/^node:26(\.\d+)*-bookworm-slim$/);
+    expect(new Set(images).size).toBe(1);
+  });
+
   it('builds in one stage and runs from another', () => {
     expect(stages).toHaveLength(2);
     expect(build[0]).toMatch(/ AS build$/);
