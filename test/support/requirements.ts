@@ -42,7 +42,7 @@ export const CHROMIUM: Requirement = {
 export const TEST_REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 export const REDIS: Requirement = {
   what: `a Redis server at ${TEST_REDIS_URL}`,
-  howToGet: 'apt-get install redis-server, or set REDIS_URL',
+  howToGet: 'apt-get install redis-server (or point REDIS_URL at one)',
   requireVariable: 'PAGOS_REQUIRE_REDIS',
   isAvailable: () => spawnSync(process.execPath, [path.resolve('test/support/redis-ping.mjs'), TEST_REDIS_URL]).status === 0,
 };
