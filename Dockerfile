@@ -1,5 +1,7 @@
 # syntax=docker/dockerfile:1
-FROM node:20.20-bookworm-slim AS build
+# Node 26 "Lithium", the Active LTS line (since 2026-10-28; maintenance from 2027-10-20, end of life
+# 2029-04-30). The minor is pinned, patches come with each rebuild; both stages use the same image.
+FROM node:26.13-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -9,7 +11,7 @@ COPY migrations ./migrations
 # Emits dist/src (the service and the migration script) and dist/migrations.
 RUN npx nest build
 
-FROM node:20.20-bookworm-slim AS runtime
+FROM node:26.13-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

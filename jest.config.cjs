@@ -22,6 +22,8 @@ module.exports = {
   maxWorkers: 2,
   // Generous for the end-to-end files that start processes on a shared 2-core machine.
   testTimeout: 60_000,
+  // Jest's own output, plus one line per skipped test (why it was skipped, how to run it).
+  reporters: ['default', '<rootDir>/test/support/skip-reporter.cjs'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.spec.ts'] },
     {

@@ -28,8 +28,11 @@ export interface AppConfig {
     readonly reconcileCron: string;
   };
   readonly gatewayLatencyMs: number;
-  /** Requests per client per window on rate-limited routes (POST /pagos), replays included. */
-  readonly rateLimit: { readonly requests: number; readonly windowSeconds: number };
+  /**
+   * Requests per client per window on rate-limited routes (POST /pagos), replays included; counted
+   * in Redis when `redisUrl` is set (shared by the replicas), else in the process.
+   */
+  readonly rateLimit: { readonly requests: number; readonly windowSeconds: number; readonly redisUrl: string | undefined; readonly redisKeyPrefix: string };
   readonly log: { readonly level: LogLevel; readonly format: LogFormat };
 }
 
@@ -68,6 +71,8 @@ export const CONFIG_DEFAULTS = {
   // and retry storms of a healthy client while capping a runaway one; tune per contract.
   rateLimitRequests: 300,
   rateLimitWindowSeconds: 60,
+  // Names the service and what the keys hold, so that a Redis shared with other services stays readable.
+  rateLimitRedisPrefix: 'pagos:rate-limit:',
   logLevel: 'info',
   logFormat: 'auto',
 } as const;
@@ -107,7 +112,13 @@ function toAppConfig(env: EnvSchema): AppConfig {
     },
     pagos: { reconcileCron: env.PAGOS_RECONCILE_CRON ?? d.reconcileCron },
     gatewayLatencyMs: env.GATEWAY_LATENCY_MS ?? d.gatewayLatencyMs,
-    rateLimit: { requests: env.RATE_LIMIT_REQUESTS ?? d.rateLimitRequests, windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS ?? d.rateLimitWindowSeconds },
+    rateLimit: {
+      requests: env.RATE_LIMIT_REQUESTS ?? d.rateLimitRequests,
+      windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS ?? d.rateLimitWindowSeconds,
+      // Unset by default: `npm start` stays one command, and one process needs no shared store.
+      redisUrl: env.REDIS_URL,
+      redisKeyPrefix: env.RATE_LIMIT_REDIS_PREFIX ?? d.rateLimitRedisPrefix,
+    },
     log: { level: env.LOG_LEVEL ?? d.logLevel, format: env.LOG_FORMAT ?? d.logFormat },
   };
 }
@@ -139,7 +150,7 @@ function withoutEmptyValues(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 // Their values may carry credentials, so they never reach a log line.
-const SECRET_VARIABLES = new Set(['API_TOKENS', 'DATABASE_URL']);
+const SECRET_VARIABLES = new Set(['API_TOKENS', 'DATABASE_URL', 'REDIS_URL']);
 
 function describe(error: ValidationError): string {
   // A value of the wrong kind fails every rule; saying so beats quoting an arbitrary bound.

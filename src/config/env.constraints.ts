@@ -1,20 +1,36 @@
 import { CronTime } from 'cron';
 import { type ValidationArguments, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
 
+/** A URL with one of these schemes (`'redis:'`, with the colon) and a host. */
+function isUrlWithHost(value: unknown, protocols: readonly string[]): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return protocols.includes(url.protocol) && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 @ValidatorConstraint({ name: 'databaseUrl' })
 export class DatabaseUrlConstraint implements ValidatorConstraintInterface {
   validate(value: unknown): boolean {
-    if (typeof value !== 'string') return false;
-    try {
-      const url = new URL(value);
-      return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && url.hostname !== '';
-    } catch {
-      return false;
-    }
+    return isUrlWithHost(value, ['postgres:', 'postgresql:']);
   }
 
   defaultMessage(): string {
     return 'DATABASE_URL must be a postgres:// URL with a host, e.g. postgres://user@127.0.0.1:5432/pagos';
+  }
+}
+
+@ValidatorConstraint({ name: 'redisUrl' })
+export class RedisUrlConstraint implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return isUrlWithHost(value, ['redis:', 'rediss:']);
+  }
+
+  defaultMessage(): string {
+    return 'REDIS_URL must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379';
   }
 }
 

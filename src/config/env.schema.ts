@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Transform } from 'class-transformer';
 import { applyDecorators } from '@nestjs/common';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, Validate } from 'class-validator';
-import { CronExpressionConstraint, DatabaseUrlConstraint } from './env.constraints.js';
+import { CronExpressionConstraint, DatabaseUrlConstraint, RedisUrlConstraint } from './env.constraints.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -92,14 +92,10 @@ export class EnvSchema {
   @Max(120000)
   GATEWAY_LATENCY_MS?: number;
 
-  /**
-   * At most 10,000: @nestjs/throttler keeps one timestamp per counted request of the window and
-   * scans them all (and spreads them into Math.min) on every request, so its cost grows with this.
-   */
+  /** No upper bound: both rate-limit stores keep one counter per client and window, whatever the limit. */
   @IsOptional()
   @WholeNumber()
   @Min(1)
-  @Max(10_000)
   RATE_LIMIT_REQUESTS?: number;
 
   @IsOptional()
@@ -107,6 +103,16 @@ export class EnvSchema {
   @Min(1)
   @Max(3600)
   RATE_LIMIT_WINDOW_SECONDS?: number;
+
+  /** Set: the rate-limit counters live in this Redis, shared by every replica. Unset: in each process. */
+  @IsOptional()
+  @Validate(RedisUrlConstraint)
+  REDIS_URL?: string;
+
+  /** Prefix of the rate-limit keys in Redis, so that several deployments (or test runs) can share one. */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9:._-]{1,64}$/, { message: 'RATE_LIMIT_REDIS_PREFIX must be 1–64 of A-Z a-z 0-9 : . _ -' })
+  RATE_LIMIT_REDIS_PREFIX?: string;
 
   @IsOptional()
   @IsIn(LOG_LEVELS)

@@ -5,9 +5,13 @@ import { HttpMetrics } from './http-metrics.js';
 import { IdempotencyMetrics } from './idempotency-metrics.js';
 import { MetricsController } from './metrics.controller.js';
 import { PagosMetrics } from './pagos-metrics.js';
+import { RateLimitMetrics } from './rate-limit-metrics.js';
 import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
 
-/** `GET /metrics` in Prometheus format: HTTP traffic, idempotency outcomes, purge runs, reconciled payments, the DB pool, the process. */
+/**
+ * `GET /metrics` in Prometheus format: HTTP traffic, idempotency outcomes, purge runs, reconciled payments,
+ * rate-limit store errors, the DB pool, the process.
+ */
 @Global()
 @Module({
   imports: [PagosReconcilerModule],
@@ -26,7 +30,8 @@ import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
     IdempotencyMetrics,
     DbPoolMetrics,
     PagosMetrics,
+    RateLimitMetrics,
   ],
-  exports: [HttpMetrics],
+  exports: [HttpMetrics, RateLimitMetrics],
 })
 export class MetricsModule {}

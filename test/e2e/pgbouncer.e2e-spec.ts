@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { runMigrationScript, startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
@@ -7,6 +7,7 @@ import { expectOneExecution } from '../support/duplicate-answers.js';
 import { countCharges, expireLease, insertExpiredKeys, waitForClaim } from '../support/ledger.js';
 import { nuevoPago, postPago } from '../support/http.js';
 import { PgBouncer } from '../support/pgbouncer.js';
+import { describeWhenAvailable, PGBOUNCER } from '../support/requirements.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { waitUntil } from '../support/waiting.js';
 
@@ -16,11 +17,12 @@ import { waitUntil } from '../support/waiting.js';
  * transactions of one replica run on different server sessions. The migration runs once directly
  * against PostgreSQL (its lock is a session advisory lock, which transaction pooling would break).
  * Real: PgBouncer, processes, HTTP, PostgreSQL. Stale leases are reached by backdating `locked_at`.
+ * Without the pgbouncer binary the file is skipped with a line saying so, except under CI.
  */
 const SERVER_CONNECTIONS = 4;
 const DUPLICATES = 20;
 
-describe('two replicas through PgBouncer in transaction mode', () => {
+describeWhenAvailable(PGBOUNCER, 'two replicas through PgBouncer in transaction mode', () => {
   let url: string;
   let bouncer: PgBouncer;
   let replicas: AppProcess[];

@@ -38,7 +38,7 @@ describe('loadConfig: defaults', () => {
     expect(config.dbPoolSize).toBe(CONFIG_DEFAULTS.dbPoolSize);
     expect(config.gatewayLatencyMs).toBe(0);
     expect(config.pagos).toEqual({ reconcileCron: '*/30 * * * * *' });
-    expect(config.rateLimit).toEqual({ requests: 300, windowSeconds: 60 });
+    expect(config.rateLimit).toEqual({ requests: 300, windowSeconds: 60, redisUrl: undefined, redisKeyPrefix: 'pagos:rate-limit:' });
     expect(config.log).toEqual({ level: 'info', format: 'auto' });
   });
 
@@ -48,8 +48,14 @@ describe('loadConfig: defaults', () => {
 
   it('rate limit and log settings come through typed', () => {
     const config = loadConfig({ RATE_LIMIT_REQUESTS: '5', RATE_LIMIT_WINDOW_SECONDS: '10', LOG_LEVEL: 'debug', LOG_FORMAT: 'json' });
-    expect(config.rateLimit).toEqual({ requests: 5, windowSeconds: 10 });
+    expect(config.rateLimit).toMatchObject({ requests: 5, windowSeconds: 10 });
     expect(config.log).toEqual({ level: 'debug', format: 'json' });
+  });
+
+  it('the rate limit has no upper bound (its stores count, whatever the limit) and can live in Redis', () => {
+    const config = loadConfig({ RATE_LIMIT_REQUESTS: '1000000', REDIS_URL: 'redis://:pw@cache.internal:6379/2', RATE_LIMIT_REDIS_PREFIX: 'shop-a:rl:' });
+    expect(config.rateLimit).toEqual({ requests: 1_000_000, windowSeconds: 60, redisUrl: 'redis://:pw@cache.internal:6379/2', redisKeyPrefix: 'shop-a:rl:' });
+    expect(loadConfig({ REDIS_URL: 'rediss://cache.internal' }).rateLimit.redisUrl).toBe('rediss://cache.internal');
   });
 
   it('with API_TOKENS unset the demo client is configured', () => {
@@ -126,7 +132,9 @@ describe('loadConfig: a bad value throws a one-line ConfigError naming the varia
     ['API_TOKENS', `alice:${TOKEN_A};bob:${TOKEN_B}`],
     ['API_TOKENS', `al ice:${TOKEN_A}`],
     ['RATE_LIMIT_REQUESTS', '0'],
-    ['RATE_LIMIT_REQUESTS', '10001'],
+    ['RATE_LIMIT_REQUESTS', '1.5'],
+    ['RATE_LIMIT_REDIS_PREFIX', 'has space'],
+    ['RATE_LIMIT_REDIS_PREFIX', 'x'.repeat(65)],
     ['RATE_LIMIT_REQUESTS', 'many'],
     ['RATE_LIMIT_WINDOW_SECONDS', '3601'],
     ['LOG_LEVEL', 'verbose'],
@@ -186,6 +194,15 @@ describe('loadConfig: secrets never appear in an error message', () => {
   ])('a bad DATABASE_URL (%s) is reported as (hidden)', (_name, value) => {
     const error = configErrorFor({ DATABASE_URL: value });
     expect(error.message).toContain('DATABASE_URL=(hidden)');
+    expect(error.message).not.toContain('hunter2');
+  });
+
+  it.each([
+    ['an unsupported scheme', 'http://:hunter2-pw@cache.internal:6379'],
+    ['no host', 'redis://:hunter2-pw@'],
+  ])('a bad REDIS_URL (%s) is reported as (hidden)', (_name, value) => {
+    const error = configErrorFor({ REDIS_URL: value });
+    expect(error.message).toContain('REDIS_URL=(hidden)');
     expect(error.message).not.toContain('hunter2');
   });
 

@@ -29,9 +29,10 @@ const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true 
 const services = compose.services;
 
 describe('docker-compose.yml', () => {
-  it('runs postgres, a one-shot migrate, two replicas and a proxy', () => {
-    expect(Object.keys(services).sort()).toEqual(['app1', 'app2', 'migrate', 'postgres', 'proxy']);
+  it('runs postgres, redis, a one-shot migrate, two replicas and a proxy', () => {
+    expect(Object.keys(services).sort()).toEqual(['app1', 'app2', 'migrate', 'postgres', 'proxy', 'redis']);
     expect(services.postgres!.healthcheck).toBeDefined();
+    expect(services.redis!.healthcheck).toBeDefined();
   });
 
   it('migrates once, against PostgreSQL once it is healthy, with the image of the replicas', () => {
@@ -42,12 +43,18 @@ describe('docker-compose.yml', () => {
     expect(new URL(migrate.environment!.DATABASE_URL!).hostname).toBe('postgres');
   });
 
-  it.each(REPLICAS)('%s starts after the migration succeeded and never migrates itself', (name) => {
+  it.each(REPLICAS)('%s starts after the migration succeeded and Redis is up, and never migrates itself', (name) => {
     const replica = services[name]!;
-    expect(replica.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
+    expect(replica.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' }, redis: { condition: 'service_healthy' } });
     expect(replica.environment!.DB_MIGRATIONS_RUN).toBe('false');
     expect(replica.command).toBeUndefined();
     expect(replica.ports).toBeUndefined();
+  });
+
+  it.each(REPLICAS)('%s keeps its rate-limit counters in the compose Redis, shared with the other replica', (name) => {
+    const url = new URL(services[name]!.environment!.REDIS_URL!);
+    expect({ protocol: url.protocol, hostname: url.hostname }).toEqual({ protocol: 'redis:', hostname: 'redis' });
+    expect(services[name]!.environment!.RATE_LIMIT_REDIS_PREFIX).toBeTruthy();
   });
 
   it('the replicas are configured alike', () => {
@@ -81,6 +88,12 @@ describe('Dockerfile', () => {
   const stages = lines.reduce<string[][]>((all, line) => (line.startsWith('FROM ') ? [...all, [line]] : (all.at(-1)!.push(line), all)), []);
   const build = stages[0]!;
   const runtime = stages.at(-1)!;
+
+  it('builds and runs on the Active LTS line of Node (26), the same image in both stages', () => {
+    const images = stages.map((stage) => /^FROM (\S+)/.exec(stage[0]!)![1]);
+    expect(images[0]).toMatch(/^node:26(\.\d+)*-bookworm-slim$/);
+    expect(new Set(images).size).toBe(1);
+  });
 
   it('builds in one stage and runs from another', () => {
     expect(stages).toHaveLength(2);
