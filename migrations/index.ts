@@ -1,6 +1,12 @@
 import { CreateIdempotencyKeys1764700000000 } from './1764700000000-create-idempotency-keys.js';
 import { CreatePagos1764700001000 } from './1764700001000-create-pagos.js';
 import { CreateSimulatedGatewayCharges1764700002000 } from './1764700002000-create-simulated-gateway-charges.js';
+import { NotifyIdempotencyKeySettled1764700012000 } from './1764700012000-notify-idempotency-key-settled.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
-export const MIGRATIONS = [CreateIdempotencyKeys1764700000000, CreatePagos1764700001000, CreateSimulatedGatewayCharges1764700002000];
+export const MIGRATIONS = [
+  CreateIdempotencyKeys1764700000000,
+  CreatePagos1764700001000,
+  CreateSimulatedGatewayCharges1764700002000,
+  NotifyIdempotencyKeySettled1764700012000,
+];

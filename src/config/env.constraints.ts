@@ -1,5 +1,5 @@
 import { CronTime } from 'cron';
-import { ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
+import { type ValidationArguments, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
 
 @ValidatorConstraint({ name: 'databaseUrl' })
 export class DatabaseUrlConstraint implements ValidatorConstraintInterface {
@@ -13,8 +13,8 @@ export class DatabaseUrlConstraint implements ValidatorConstraintInterface {
     }
   }
 
-  defaultMessage(): string {
-    return 'DATABASE_URL must be a postgres:// URL with a host, e.g. postgres://user@127.0.0.1:5432/pagos';
+  defaultMessage(args?: ValidationArguments): string {
+    return `${args?.property ?? 'DATABASE_URL'} must be a postgres:// URL with a host, e.g. postgres://user@127.0.0.1:5432/pagos`;
   }
 }
 
