@@ -50,6 +50,7 @@ export class IdempotencyEvents {
   private readonly purgeListeners: Array<(run: PurgeRun) => void> = [];
   private readonly waitListeners: Array<(wait: KeyWait) => void> = [];
   private readonly listenerListeners: Array<(connected: boolean) => void> = [];
+  private readonly waitersListeners: Array<(waiting: number) => void> = [];
 
   onOutcome(listener: (outcome: IdempotencyOutcome) => void): void {
     this.outcomeListeners.push(listener);
@@ -67,6 +68,10 @@ export class IdempotencyEvents {
     this.listenerListeners.push(listener);
   }
 
+  onWaiters(listener: (waiting: number) => void): void {
+    this.waitersListeners.push(listener);
+  }
+
   outcome(request: Request, outcome: IdempotencyOutcome): void {
     (request as RequestWithOutcome)[OUTCOME] = outcome;
     for (const listener of this.outcomeListeners) listener(outcome);
@@ -82,5 +87,10 @@ export class IdempotencyEvents {
 
   listener(connected: boolean): void {
     for (const listener of this.listenerListeners) listener(connected);
+  }
+
+  /** How many duplicates wait right now. */
+  waiters(waiting: number): void {
+    for (const listener of this.waitersListeners) listener(waiting);
   }
 }

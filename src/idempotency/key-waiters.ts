@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
+import { IdempotencyEvents } from './idempotency.events.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 
 /**
@@ -65,17 +66,20 @@ export class KeyWaiters implements OnModuleDestroy {
   private listening = false;
   private closing = false;
 
-  constructor(@Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions) {}
+  constructor(
+    private readonly events: IdempotencyEvents,
+    @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
+  ) {}
 
   /** Takes a waiter's place; false when `maxWaiters` are already waiting or the process is shutting down. */
   enter(): boolean {
     if (this.closing || this.waiting >= this.options.waiting.maxWaiters) return false;
-    this.waiting++;
+    this.events.waiters(++this.waiting);
     return true;
   }
 
   leave(): void {
-    this.waiting--;
+    this.events.waiters(--this.waiting);
   }
 
   get isClosing(): boolean {

@@ -37,8 +37,14 @@ export class IdempotencyMetrics {
       help: 'Whether the LISTEN connection for settled keys is up (1); while it is down (0) waiters poll',
       registers: [registry],
     });
+    const waiters = new Gauge({
+      name: 'idempotency_waiters',
+      help: 'Duplicates waiting for their key in flight right now (at most IDEMPOTENCY_MAX_WAITERS)',
+      registers: [registry],
+    });
 
     events.onOutcome((outcome) => outcomes.inc({ outcome }));
+    events.onWaiters((waiting) => waiters.set(waiting));
     events.onWait((wait) => waits.observe({ outcome: wait.outcome }, wait.seconds));
     events.onListenerState((connected) => listener.set(connected ? 1 : 0));
     events.onPurge((run) => {

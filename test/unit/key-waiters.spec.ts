@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { IdempotencyEvents } from '../../src/idempotency/idempotency.events.js';
 import type { IdempotencyOptions } from '../../src/idempotency/idempotency.options.js';
 import { KeyWaiters } from '../../src/idempotency/key-waiters.js';
 
@@ -11,11 +12,13 @@ describe('KeyWaiters', () => {
 
   beforeEach(() => {
     jest.useFakeTimers();
-    waiters = new KeyWaiters(options);
+    waiters = new KeyWaiters(new IdempotencyEvents(), options);
     waiters.setListening(true);
   });
 
-  afterEach(() => jest.useRealTimers());
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   it('a settlement between watching and waiting is not lost: the wait returns at once', async () => {
     const watch = waiters.watch('alice', 'k1');
