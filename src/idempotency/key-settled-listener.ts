@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import pg from 'pg';
+import { DataSource } from 'typeorm';
 import { IDEMPOTENCY_OPTIONS, KEY_SETTLED_CHANNEL } from './idempotency.constants.js';
 import { IdempotencyEvents } from './idempotency.events.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
@@ -10,8 +12,16 @@ import { KeyWaiters } from './key-waiters.js';
 const RECONNECT_BASE_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
 const CONNECT_TIMEOUT_MS = 5_000;
-// A connection cut without a FIN/RST (a dead host) is noticed by TCP keep-alive after about this long.
+// TCP keep-alive probes start after 10 s of silence (the OS then takes minutes to give up).
 const KEEP_ALIVE_DELAY_MS = 10_000;
+// An open connection is not proof that notifications arrive: a half-open TCP connection (the OS's
+// keep-alive takes minutes to notice), or a transaction-mode pooler that accepted the LISTEN on a
+// session it then lends to others, deliver nothing. So after LISTEN and every 30 s the listener sends
+// itself a notification through the pool, as the trigger would, and counts as down if it is not
+// back within 5 s (generous: a busy database is not a broken listener). The cost: one NOTIFY per
+// replica per 30 s, which every replica receives.
+const PROBE_INTERVAL_MS = 30_000;
+const PROBE_TIMEOUT_MS = 5_000;
 
 /**
  * The process's one `LISTEN` connection, outside the pool (PgBouncer in transaction mode can't carry
@@ -23,10 +33,13 @@ export class KeySettledListener implements OnApplicationBootstrap, OnModuleDestr
   private readonly logger = new Logger(KeySettledListener.name);
   private client: pg.Client | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private readonly probes = new Map<string, () => void>();
   private failedAttempts = 0;
   private stopped = false;
 
   constructor(
+    private readonly dataSource: DataSource,
     private readonly waiters: KeyWaiters,
     private readonly events: IdempotencyEvents,
     @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
@@ -41,6 +54,7 @@ export class KeySettledListener implements OnApplicationBootstrap, OnModuleDestr
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
+    clearInterval(this.probeTimer);
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);
@@ -61,6 +75,7 @@ export class KeySettledListener implements OnApplicationBootstrap, OnModuleDestr
       await client.connect();
       // The channel is a constant identifier, never input.
       await client.query(`LISTEN ${KEY_SETTLED_CHANNEL}`);
+      if (!(await this.probe())) throw new Error('a test notification did not come back (DATABASE_LISTEN_URL through a transaction-mode pooler?)');
     } catch (error) {
       await client.end().catch(() => undefined);
       this.retryLater(`could not listen for settled keys: ${(error as Error).message}`);
@@ -75,11 +90,39 @@ export class KeySettledListener implements OnApplicationBootstrap, OnModuleDestr
     this.failedAttempts = 0;
     this.events.listener(true);
     this.waiters.setListening(true);
+    this.probeTimer = setInterval(() => void this.probeListening(client), PROBE_INTERVAL_MS);
+    this.probeTimer.unref();
+  }
+
+  /** Sends a notification through the pool and resolves whether the listening connection received it. */
+  private async probe(): Promise<boolean> {
+    const token = randomUUID();
+    let timer: NodeJS.Timeout | undefined;
+    const echoed = new Promise<boolean>((resolve) => {
+      this.probes.set(token, () => resolve(true));
+      timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+    });
+    try {
+      await this.dataSource.query('SELECT pg_notify($1::text, $2::text)', [KEY_SETTLED_CHANNEL, token]);
+      return await echoed;
+    } finally {
+      clearTimeout(timer);
+      this.probes.delete(token);
+    }
+  }
+
+  private async probeListening(client: pg.Client): Promise<void> {
+    // A failing pool is the database being away: the listener's own errors will tell.
+    const echoed = await this.probe().catch(() => true);
+    if (echoed || client !== this.client) return;
+    this.lost(client, 'a test notification did not come back');
+    await client.end().catch(() => undefined);
   }
 
   private lost(client: pg.Client, reason: string): void {
     if (client !== this.client) return;
     this.client = undefined;
+    clearInterval(this.probeTimer);
     this.events.listener(false);
     this.waiters.setListening(false);
     this.retryLater(`listening connection lost (${reason}); waiters poll until it is back`);
@@ -96,6 +139,8 @@ export class KeySettledListener implements OnApplicationBootstrap, OnModuleDestr
 
   private received(message: pg.Notification): void {
     if (message.channel !== KEY_SETTLED_CHANNEL) return;
+    const probe = this.probes.get(message.payload ?? '');
+    if (probe) return probe();
     const settled = settledKeyOf(message.payload);
     if (settled) this.waiters.keySettled(settled[0], settled[1]);
   }
