@@ -35,6 +35,8 @@ export class AppModule {
         HealthModule,
         IdempotencyModule.forRoot({
           ...config.idempotency,
+          // LISTEN needs a session: its own URL when the pool goes through a transaction-mode pooler.
+          waiting: { ...config.idempotency.waiting, listenUrl: config.databaseListenUrl ?? config.databaseUrl },
           scopeOf: clientIdOf,
           validateRequest: (context) => validateRouteBody(context, validationPipe),
         }),

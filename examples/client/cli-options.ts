@@ -20,7 +20,7 @@ options (environment variable in brackets):
   --base-url URL      [PAGOS_BASE_URL]     default http://localhost:3000
   --api-token TOKEN   [PAGOS_API_TOKEN]    default the demo token of npm start
   --store FILE        [PAGOS_CLIENT_STORE] default .data/client-pending.json
-  --timeout-ms N      per attempt, default 10000
+  --timeout-ms N      per attempt, default 15000 (the server may hold one for 10 s: Prefer: wait=10)
   --max-attempts N    default 6`;
 
 // The defaults match `npm start`: its port, its demo token (API_TOKENS' default), its gitignored .data/.
@@ -28,8 +28,9 @@ const DEFAULTS = {
   baseUrl: 'http://localhost:3000',
   apiToken: 'demo-token-change-me-0001',
   storeFile: '.data/client-pending.json',
-  // A mobile request that takes longer than 10 s is better retried than waited for.
-  timeoutMs: 10_000,
+  // A mobile request that takes longer is better retried than waited for; 15 s leaves room for the
+  // 10 s the service may hold a duplicate (Prefer: wait=10) to answer it with the first result.
+  timeoutMs: 15_000,
   // Jittered backoff capped at 1, 2, 4, 8, 16 s: under a minute in all, far inside the service's 24 h key TTL.
   maxAttempts: 6,
 } as const;

@@ -25,21 +25,32 @@ export interface PagosClientOptions {
   readonly apiToken: string;
   /** How long one attempt may take before the client stops waiting for its answer. */
   readonly timeoutMs: number;
+  /**
+   * How long the service may hold an attempt whose key is still running elsewhere, to answer it with
+   * that request's result (`Prefer: wait`). Default 10; always a second under `timeoutMs`, so the
+   * answer arrives before the client gives up; 0 asks for an immediate 409.
+   */
+  readonly waitSeconds?: number;
   readonly fetch?: FetchLike;
 }
+
+/** The server's default upper bound (IDEMPOTENCY_MAX_WAIT_SECONDS): asking for more gains nothing. */
+export const PREFERRED_WAIT_SECONDS = 10;
 
 /**
  * One attempt at `POST /pagos` with the operation's Idempotency-Key. Rejects only when no answer
  * arrived (network error, timeout); every HTTP status resolves.
  *
  * @example
- * const answer = await new PagosClient({ baseUrl, apiToken, timeoutMs: 10_000 }).postPago(key, pago);
+ * const answer = await new PagosClient({ baseUrl, apiToken, timeoutMs: 15_000 }).postPago(key, pago); // sends Prefer: wait=10
  */
 export class PagosClient {
   private readonly fetch: FetchLike;
+  private readonly waitSeconds: number;
 
   constructor(private readonly options: PagosClientOptions) {
     this.fetch = options.fetch ?? fetch;
+    this.waitSeconds = Math.max(0, Math.min(options.waitSeconds ?? PREFERRED_WAIT_SECONDS, Math.floor(options.timeoutMs / 1000) - 1));
   }
 
   async postPago(idempotencyKey: string, pago: PagoRequest): Promise<PagosAnswer> {
@@ -49,6 +60,7 @@ export class PagosClient {
         authorization: `Bearer ${this.options.apiToken}`,
         'idempotency-key': idempotencyKey,
         'content-type': 'application/json',
+        ...(this.waitSeconds > 0 && { prefer: `wait=${this.waitSeconds}` }),
       },
       body: JSON.stringify(pago),
       signal: AbortSignal.timeout(this.options.timeoutMs),

@@ -13,6 +13,8 @@ export interface AppConfig {
   readonly port: number;
   /** Undefined means "start the embedded PostgreSQL". */
   readonly databaseUrl: string | undefined;
+  /** Undefined means "the same as databaseUrl" (or the embedded PostgreSQL). */
+  readonly databaseListenUrl: string | undefined;
   readonly runMigrationsOnStart: boolean;
   readonly dbPoolSize: number;
   readonly embeddedPg: { readonly dataDir: string; readonly port: number; readonly database: string };
@@ -22,6 +24,8 @@ export interface AppConfig {
     readonly lockTimeoutSeconds: number;
     readonly purgeCron: string;
     readonly purgeBatchSize: number;
+    /** Duplicates of a key in flight waiting for its answer (`Prefer: wait`). */
+    readonly waiting: { readonly defaultSeconds: number; readonly maxSeconds: number; readonly maxWaiters: number };
   };
   readonly pagos: {
     /** When the reconciler settles payments their clients abandoned (cron syntax with seconds). */
@@ -66,6 +70,15 @@ export const CONFIG_DEFAULTS = {
   // Every 30 s: an abandoned payment is settled within a lock timeout plus 30 s, and a pass over the
   // few PENDIENTE rows costs one indexed read when there is nothing to do.
   reconcileCron: '*/30 * * * * *',
+  // 0: a duplicate that did not ask to wait gets 409 at once, as with Stripe and the IETF draft, so
+  // clients written for that keep their behaviour; waiting is what `Prefer: wait` opts into.
+  defaultWaitSeconds: 0,
+  // 10 s covers a slow charge (most finish within a second or two) and stays under mobile clients'
+  // usual request timeouts, so the waiter is still there to read the answer.
+  maxWaitSeconds: 10,
+  // 1000 waiting sockets per process cost little memory and file descriptors, and bound the burst
+  // of re-reads on the pool when their keys settle at once.
+  maxWaiters: 1000,
   gatewayLatencyMs: 0,
   // 300 payments a minute per API client (a merchant's backend, not one phone) absorbs checkout peaks
   // and retry storms of a healthy client while capping a runaway one; tune per contract.
@@ -100,6 +113,7 @@ function toAppConfig(env: EnvSchema): AppConfig {
   return {
     port: env.PORT ?? d.port,
     databaseUrl: env.DATABASE_URL,
+    databaseListenUrl: env.DATABASE_LISTEN_URL,
     runMigrationsOnStart: env.DB_MIGRATIONS_RUN !== 'false',
     dbPoolSize: env.DB_POOL_SIZE ?? d.dbPoolSize,
     embeddedPg: { dataDir: env.EMBEDDED_PG_DATA_DIR ?? d.embeddedPgDataDir, port: env.EMBEDDED_PG_PORT ?? d.embeddedPgPort, database: 'pagos' },
@@ -109,6 +123,11 @@ function toAppConfig(env: EnvSchema): AppConfig {
       lockTimeoutSeconds: env.IDEMPOTENCY_LOCK_TIMEOUT_SECONDS ?? d.lockTimeoutSeconds,
       purgeCron: env.IDEMPOTENCY_PURGE_CRON ?? d.purgeCron,
       purgeBatchSize: env.IDEMPOTENCY_PURGE_BATCH_SIZE ?? d.purgeBatchSize,
+      waiting: {
+        defaultSeconds: env.IDEMPOTENCY_DEFAULT_WAIT_SECONDS ?? d.defaultWaitSeconds,
+        maxSeconds: env.IDEMPOTENCY_MAX_WAIT_SECONDS ?? d.maxWaitSeconds,
+        maxWaiters: env.IDEMPOTENCY_MAX_WAITERS ?? d.maxWaiters,
+      },
     },
     pagos: { reconcileCron: env.PAGOS_RECONCILE_CRON ?? d.reconcileCron },
     gatewayLatencyMs: env.GATEWAY_LATENCY_MS ?? d.gatewayLatencyMs,
@@ -124,10 +143,15 @@ function toAppConfig(env: EnvSchema): AppConfig {
 }
 
 function assertConsistent(config: AppConfig): void {
-  const { ttlSeconds, lockTimeoutSeconds } = config.idempotency;
+  const { ttlSeconds, lockTimeoutSeconds, waiting } = config.idempotency;
   if (ttlSeconds <= lockTimeoutSeconds) {
     throw new ConfigError(
       `IDEMPOTENCY_TTL_SECONDS (${ttlSeconds}) must be greater than IDEMPOTENCY_LOCK_TIMEOUT_SECONDS (${lockTimeoutSeconds})`,
+    );
+  }
+  if (waiting.defaultSeconds > waiting.maxSeconds) {
+    throw new ConfigError(
+      `IDEMPOTENCY_DEFAULT_WAIT_SECONDS (${waiting.defaultSeconds}) must not exceed IDEMPOTENCY_MAX_WAIT_SECONDS (${waiting.maxSeconds})`,
     );
   }
   const ids = config.apiClients.map((client) => client.clientId);
@@ -150,7 +174,7 @@ function withoutEmptyValues(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 // Their values may carry credentials, so they never reach a log line.
-const SECRET_VARIABLES = new Set(['API_TOKENS', 'DATABASE_URL', 'REDIS_URL']);
+const SECRET_VARIABLES = new Set(['API_TOKENS', 'DATABASE_URL', 'DATABASE_LISTEN_URL', 'REDIS_URL']);
 
 function describe(error: ValidationError): string {
   // A value of the wrong kind fails every rule; saying so beats quoting an arbitrary bound.

@@ -18,8 +18,8 @@ export class DatabaseUrlConstraint implements ValidatorConstraintInterface {
     return isUrlWithHost(value, ['postgres:', 'postgresql:']);
   }
 
-  defaultMessage(): string {
-    return 'DATABASE_URL must be a postgres:// URL with a host, e.g. postgres://user@127.0.0.1:5432/pagos';
+  defaultMessage(args?: ValidationArguments): string {
+    return `${args?.property ?? 'DATABASE_URL'} must be a postgres:// URL with a host, e.g. postgres://user@127.0.0.1:5432/pagos`;
   }
 }
 

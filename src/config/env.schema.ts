@@ -33,6 +33,11 @@ export class EnvSchema {
   @Validate(DatabaseUrlConstraint)
   DATABASE_URL?: string;
 
+  /** The LISTEN connection (waiting duplicates); must reach PostgreSQL itself, not a transaction-mode pooler. */
+  @IsOptional()
+  @Validate(DatabaseUrlConstraint)
+  DATABASE_LISTEN_URL?: string;
+
   @IsOptional()
   @IsIn(['true', 'false'])
   DB_MIGRATIONS_RUN?: string;
@@ -81,6 +86,26 @@ export class EnvSchema {
   @Min(1)
   @Max(100000)
   IDEMPOTENCY_PURGE_BATCH_SIZE?: number;
+
+  /** At most IDEMPOTENCY_MAX_WAIT_SECONDS (checked in app-config.ts). */
+  @IsOptional()
+  @WholeNumber()
+  @Min(0)
+  @Max(60)
+  IDEMPOTENCY_DEFAULT_WAIT_SECONDS?: number;
+
+  /** At most 60: proxies cut an answer that takes longer (nginx's proxy_read_timeout is 60 s). */
+  @IsOptional()
+  @WholeNumber()
+  @Min(0)
+  @Max(60)
+  IDEMPOTENCY_MAX_WAIT_SECONDS?: number;
+
+  @IsOptional()
+  @WholeNumber()
+  @Min(0)
+  @Max(100_000)
+  IDEMPOTENCY_MAX_WAITERS?: number;
 
   @IsOptional()
   @Validate(CronExpressionConstraint)

@@ -11,6 +11,8 @@
  *   key downstream (for example the charge key given to a payment gateway).
  * - replay: sending the stored status, headers and body of a completed key again.
  * - outcome: what a claim attempt found (claimed, replay, mismatch, in flight).
+ * - settled: a key whose claim ended, completed (answer stored) or released (free to take over).
+ * - waiter: a duplicate that found its key in flight and waits (`Prefer: wait`) for it to settle.
  */
 
 /** Route metadata set by `@Idempotent()`. */
@@ -25,6 +27,12 @@ export const MAX_KEY_LENGTH = 255;
 
 // An in-flight duplicate should come back soon: most handlers finish within a second.
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
+
+export const PREFER_HEADER = 'Prefer';
+export const PREFERENCE_APPLIED_HEADER = 'Preference-Applied';
+
+/** Where PostgreSQL announces settled keys (the trigger of migration 1764700012000). */
+export const KEY_SETTLED_CHANNEL = 'idempotency_key_settled';
 
 /** Response headers worth replaying; the rest (Date, ETag, ...) is regenerated per response. */
 export const REPLAYED_RESPONSE_HEADERS = ['content-type', 'location'] as const;

@@ -8,13 +8,25 @@ import type { Request } from 'express';
  * - lock_recovered: a released or stale claim was taken over; the handler resumed the operation.
  * - replayed: the stored answer was sent again.
  * - mismatch: the key was first used with a different request (422).
- * - in_flight_conflict: another request holds the key (409).
+ * - in_flight_conflict: another request holds the key (409) and this one did not wait.
+ * - waited_replay: another request held the key; this one waited (`Prefer: wait`) and replays its answer.
+ * - wait_timeout: waited, and the key was still in flight when the wait ended (409): its time ran
+ *   out, its client went away, or the process began shutting down.
+ * A waiter whose key was released (or vanished) meanwhile ran the handler: lock_recovered (or executed).
  */
-export const IDEMPOTENCY_OUTCOMES = ['executed', 'expired', 'lock_recovered', 'replayed', 'mismatch', 'in_flight_conflict'] as const;
+export const IDEMPOTENCY_OUTCOMES = [
+  'executed', 'expired', 'lock_recovered', 'replayed', 'mismatch', 'in_flight_conflict', 'waited_replay', 'wait_timeout',
+] as const;
 export type IdempotencyOutcome = (typeof IDEMPOTENCY_OUTCOMES)[number];
 
 /** One run of the purge job: the keys it deleted, or that it failed. */
 export type PurgeRun = { readonly ok: true; readonly purged: number } | { readonly ok: false };
+
+/** A duplicate that waited for its key: what it ended as, and after how long. */
+export interface KeyWait {
+  readonly outcome: IdempotencyOutcome;
+  readonly seconds: number;
+}
 
 const OUTCOME = Symbol('idempotency:outcome');
 
@@ -29,12 +41,16 @@ export function idempotencyOutcomeOf(request: Request): IdempotencyOutcome | und
 
 /**
  * Where the mechanism reports what it did, so that metrics can count it without this module
- * knowing about them: listeners subscribe, the interceptor and the purge job publish.
+ * knowing about them: listeners subscribe, the interceptor, the purge job and the settled-key
+ * listener (whether its connection is up) publish.
  */
 @Injectable()
 export class IdempotencyEvents {
   private readonly outcomeListeners: Array<(outcome: IdempotencyOutcome) => void> = [];
   private readonly purgeListeners: Array<(run: PurgeRun) => void> = [];
+  private readonly waitListeners: Array<(wait: KeyWait) => void> = [];
+  private readonly listenerListeners: Array<(connected: boolean) => void> = [];
+  private readonly waitersListeners: Array<(waiting: number) => void> = [];
 
   onOutcome(listener: (outcome: IdempotencyOutcome) => void): void {
     this.outcomeListeners.push(listener);
@@ -44,6 +60,18 @@ export class IdempotencyEvents {
     this.purgeListeners.push(listener);
   }
 
+  onWait(listener: (wait: KeyWait) => void): void {
+    this.waitListeners.push(listener);
+  }
+
+  onListenerState(listener: (connected: boolean) => void): void {
+    this.listenerListeners.push(listener);
+  }
+
+  onWaiters(listener: (waiting: number) => void): void {
+    this.waitersListeners.push(listener);
+  }
+
   outcome(request: Request, outcome: IdempotencyOutcome): void {
     (request as RequestWithOutcome)[OUTCOME] = outcome;
     for (const listener of this.outcomeListeners) listener(outcome);
@@ -51,5 +79,18 @@ export class IdempotencyEvents {
 
   purge(run: PurgeRun): void {
     for (const listener of this.purgeListeners) listener(run);
+  }
+
+  waited(wait: KeyWait): void {
+    for (const listener of this.waitListeners) listener(wait);
+  }
+
+  listener(connected: boolean): void {
+    for (const listener of this.listenerListeners) listener(connected);
+  }
+
+  /** How many duplicates wait right now. */
+  waiters(waiting: number): void {
+    for (const listener of this.waitersListeners) listener(waiting);
   }
 }

@@ -13,6 +13,7 @@ import {
   IdempotencyClaimLostError, IdempotencyKeyInFlightError, IdempotencyKeyInvalidError, IdempotencyKeyReusedError,
 } from './idempotency.errors.js';
 import { IdempotencyEvents, type IdempotencyOutcome } from './idempotency.events.js';
+import { InFlightWaiter } from './in-flight-waiter.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import { IdempotencyStore } from './idempotency.store.js';
 import type { Claim, ClaimOrigin, KeyRequest, StoredResponse } from './idempotency.types.js';
@@ -27,7 +28,8 @@ const OUTCOME_OF_CLAIM: Record<ClaimOrigin, IdempotencyOutcome> = { new_key: 'ex
  * Runs an `@Idempotent()` handler at most once per key: claims the key first, stores the answer in
  * the transaction of the handler's last write, and replays it for every later request with that key.
  * Failures of our own (5xx) and transient conflicts (a 4xx with `Retry-After`) are not stored: the
- * claim is released so a retry can run again.
+ * claim is released so a retry can run again. A duplicate of a key in flight may wait for its answer
+ * first (see {@link InFlightWaiter}).
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -38,6 +40,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     private readonly store: IdempotencyStore,
     private readonly transactions: Transactions,
     private readonly events: IdempotencyEvents,
+    private readonly waiter: InFlightWaiter,
     @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
   ) {}
 
@@ -52,20 +55,26 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
     const keyRequest = await this.keyRequestOf(context, request);
-    const outcome = await this.store.claimKey(keyRequest);
+    const claimed = await this.store.claimKey(keyRequest);
+    const { outcome, waitedSeconds } =
+      claimed.kind === 'in_flight' ? await this.waiter.waitForSettled(keyRequest, request, response) : { outcome: claimed, waitedSeconds: undefined };
+    const report = (name: IdempotencyOutcome): void => {
+      this.events.outcome(request, name);
+      if (waitedSeconds !== undefined) this.events.waited({ outcome: name, seconds: waitedSeconds });
+    };
     switch (outcome.kind) {
       case 'claimed':
-        this.events.outcome(request, OUTCOME_OF_CLAIM[outcome.origin]);
+        report(OUTCOME_OF_CLAIM[outcome.origin]);
         return this.execute(outcome.claim, request, response, next);
       case 'replay':
-        this.events.outcome(request, 'replayed');
+        report(waitedSeconds === undefined ? 'replayed' : 'waited_replay');
         response.setHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
         return send(response, outcome.response);
       case 'mismatch':
-        this.events.outcome(request, 'mismatch');
+        report('mismatch');
         throw new IdempotencyKeyReusedError();
       case 'in_flight':
-        this.events.outcome(request, 'in_flight_conflict');
+        report(waitedSeconds === undefined ? 'in_flight_conflict' : 'wait_timeout');
         throw new IdempotencyKeyInFlightError();
       default:
         return assertNever(outcome);

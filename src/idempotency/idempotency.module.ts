@@ -3,6 +3,9 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
 import { IdempotencyEvents } from './idempotency.events.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
+import { InFlightWaiter } from './in-flight-waiter.js';
+import { KeySettledListener } from './key-settled-listener.js';
+import { KeyWaiters } from './key-waiters.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import { IdempotencyPurgeJob } from './idempotency-purge.job.js';
 import { IdempotencyKeyRecord } from './idempotency-key-record.entity.js';
@@ -14,7 +17,8 @@ import { IdempotencyStore } from './idempotency.store.js';
  *
  * @example
  *   IdempotencyModule.forRoot({ ttlSeconds: 86400, lockTimeoutSeconds: 60, purgeCron: '0 *\/10 * * * *',
- *     purgeBatchSize: 1000, scopeOf: (request) => request.user.id })
+ *     purgeBatchSize: 1000, scopeOf: (request) => request.user.id,
+ *     waiting: { defaultSeconds: 0, maxSeconds: 10, maxWaiters: 1000, listenUrl: 'postgres://…' } })
  */
 @Module({})
 export class IdempotencyModule {
@@ -25,8 +29,9 @@ export class IdempotencyModule {
       imports: [TypeOrmModule.forFeature([IdempotencyKeyRecord])],
       providers: [
         { provide: IDEMPOTENCY_OPTIONS, useValue: options }, IdempotencyStore, IdempotencyEvents, IdempotencyInterceptor, IdempotencyPurgeJob,
+        KeyWaiters, KeySettledListener, InFlightWaiter,
       ],
-      exports: [IDEMPOTENCY_OPTIONS, IdempotencyStore, IdempotencyEvents, IdempotencyInterceptor, IdempotencyPurgeJob],
+      exports: [IDEMPOTENCY_OPTIONS, IdempotencyStore, IdempotencyEvents, IdempotencyInterceptor, IdempotencyPurgeJob, InFlightWaiter],
     };
   }
 }

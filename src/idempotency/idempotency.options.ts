@@ -1,6 +1,18 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 
+/** How duplicates of a key in flight may wait for its answer (`Prefer: wait`). */
+export interface WaitingOptions {
+  /** The wait without a `Prefer: wait` (0: answer 409 at once). */
+  readonly defaultSeconds: number;
+  /** The longest wait granted, whatever the client prefers. */
+  readonly maxSeconds: number;
+  /** Waiters per process; beyond it a duplicate gets 409 at once. */
+  readonly maxWaiters: number;
+  /** Where the one LISTEN connection of the process goes: PostgreSQL itself, not a transaction-mode pooler. */
+  readonly listenUrl: string;
+}
+
 export interface IdempotencyOptions {
   /** How long a key is remembered after its first use. */
   readonly ttlSeconds: number;
@@ -12,6 +24,7 @@ export interface IdempotencyOptions {
   readonly purgeBatchSize: number;
   /** Whose key this is: keys are unique per scope (typically the authenticated client). */
   readonly scopeOf: (request: Request) => string;
+  readonly waiting: WaitingOptions;
   /** Rejects an invalid request before its key is claimed, so the rejection is not stored. */
   readonly validateRequest?: (context: ExecutionContext) => Promise<void>;
 }

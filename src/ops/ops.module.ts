@@ -20,7 +20,12 @@ export class OpsModule {
         ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, skipProcessEnv: true, load: [() => config] }),
         DatabaseModule.forRoot({ url: config.databaseUrl, poolSize: OPS_POOL_SIZE, runMigrationsOnStart: false }),
         ScheduleModule.forRoot(),
-        IdempotencyModule.forRoot({ ...config.idempotency, scopeOf: clientIdOf }),
+        // A command serves no requests, so no duplicate ever waits: no LISTEN connection either.
+        IdempotencyModule.forRoot({
+          ...config.idempotency,
+          waiting: { defaultSeconds: 0, maxSeconds: 0, maxWaiters: 0, listenUrl: config.databaseUrl },
+          scopeOf: clientIdOf,
+        }),
         PagosReconcilerModule,
       ],
     };

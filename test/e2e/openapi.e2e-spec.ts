@@ -72,10 +72,18 @@ describe('the OpenAPI document (real app, real HTTP)', () => {
     expect(key.description).toMatch(/quoted structured-field string/);
   });
 
-  it('documents the 201 with the payment schema, Location and Idempotent-Replayed', () => {
+  it('documents the optional Prefer header (wait=N) and Preference-Applied on the 201 and the 409', () => {
+    const prefer = postPagos().parameters.find((parameter: any) => parameter.name === 'Prefer');
+    expect(prefer).toMatchObject({ in: 'header', required: false, schema: { type: 'string' } });
+    expect(prefer.description).toMatch(/RFC 7240/);
+    expect(prefer.description).toMatch(/wait=N/);
+    for (const status of ['201', '409']) expect(postPagos().responses[status].headers['Preference-Applied'].description).toMatch(/wait=N/);
+  });
+
+  it('documents the 201 with the payment schema, Location, Idempotent-Replayed and Preference-Applied', () => {
     const created = postPagos().responses['201'];
     expect(created.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PagoResponse' });
-    expect(Object.keys(created.headers).sort()).toEqual(['Idempotent-Replayed', 'Location']);
+    expect(Object.keys(created.headers).sort()).toEqual(['Idempotent-Replayed', 'Location', 'Preference-Applied']);
     expect(document.components.schemas.PagoResponse.properties.monto).toMatchObject({ type: 'integer', example: 1999 });
     expect(document.components.schemas.CrearPagoDto.required).toEqual(['numeroOrden', 'monto', 'moneda', 'token']);
   });

@@ -10,12 +10,15 @@ import { PgBouncer } from '../support/pgbouncer.js';
 import { describeWhenAvailable, PGBOUNCER } from '../support/requirements.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { waitUntil } from '../support/waiting.js';
+import { metricOf, postWaiting } from '../support/waiters.js';
 
 /**
  * The scale-out path: two service processes reach PostgreSQL only through PgBouncer in
  * transaction-pooling mode, their pools of 10 sharing 4 server connections, so consecutive
  * transactions of one replica run on different server sessions. The migration runs once directly
  * against PostgreSQL (its lock is a session advisory lock, which transaction pooling would break).
+ * Each replica's LISTEN connection (waiting duplicates) goes to PostgreSQL directly
+ * (`DATABASE_LISTEN_URL`), since a transaction-mode pooler can't hold a session's LISTEN.
  * Real: PgBouncer, processes, HTTP, PostgreSQL. Stale leases are reached by backdating `locked_at`.
  * Without the pgbouncer binary the file is skipped with a line saying so, except under CI.
  */
@@ -37,7 +40,7 @@ describeWhenAvailable(PGBOUNCER, 'two replicas through PgBouncer in transaction 
     if (migration.code !== 0) throw new Error(`migration failed:\n${migration.output}`);
     bouncer = await PgBouncer.start(url, { poolSize: SERVER_CONNECTIONS });
     // Every second, so that the purge test waits for a tick rather than for minutes.
-    const env = { ...replicaEnv, IDEMPOTENCY_PURGE_CRON: '* * * * * *' };
+    const env = { ...replicaEnv, IDEMPOTENCY_PURGE_CRON: '* * * * * *', DATABASE_LISTEN_URL: url };
     replicas = await Promise.all([startAppProcess(bouncer.urlFor(url), env), startAppProcess(bouncer.urlFor(url), env)]);
     db = await connect(url);
   });
@@ -102,7 +105,7 @@ describeWhenAvailable(PGBOUNCER, 'two replicas through PgBouncer in transaction 
   });
 
   it('a claim left by a killed process is taken over once its lease is backdated, and charged once', async () => {
-    const victim = await startAppProcess(bouncer.urlFor(url), { ...replicaEnv, GATEWAY_LATENCY_MS: '3000' });
+    const victim = await startAppProcess(bouncer.urlFor(url), { ...replicaEnv, GATEWAY_LATENCY_MS: '3000', DATABASE_LISTEN_URL: url });
     others.push(victim);
     const key = randomUUID();
     const body = nuevoPago();
@@ -120,6 +123,38 @@ describeWhenAvailable(PGBOUNCER, 'two replicas through PgBouncer in transaction 
     expect(await countCharges(db)).toBe(charges + 1);
   });
 
+  it('a duplicate waiting on one replica (Prefer: wait) gets the first answer from the other, woken through the direct LISTEN', async () => {
+    const key = randomUUID();
+    const body = nuevoPago();
+    const charges = await countCharges(db);
+    const firstAttempt = postPago(first(), { client: ALICE, key, body });
+    await waitForClaim(db, key);
+    const waited = await postWaiting(second(), 10, { client: ALICE, key, body });
+    expect({ status: waited.status, text: waited.text, replayed: waited.headers.get('idempotent-replayed') }).toEqual({
+      status: 201,
+      text: (await firstAttempt).text,
+      replayed: 'true',
+    });
+    expect(await countCharges(db)).toBe(charges + 1);
+    const { rows } = await db.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'pagos-listen'`,
+    );
+    expect(rows[0].n).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a replica whose LISTEN goes through the bouncer notices that no notification arrives, and its waiters poll', async () => {
+    const misconfigured = await startAppProcess(bouncer.urlFor(url), replicaEnv);
+    others.push(misconfigured);
+    expect(misconfigured.output()).toContain('a test notification did not come back');
+    expect(await metricOf(misconfigured, 'idempotency_listener_connected')).toBe(0);
+    const key = randomUUID();
+    const body = nuevoPago();
+    const firstAttempt = postPago(first(), { client: ALICE, key, body });
+    await waitForClaim(db, key);
+    const waited = await postWaiting(misconfigured.baseUrl, 10, { client: ALICE, key, body });
+    expect({ status: waited.status, text: waited.text }).toEqual({ status: 201, text: (await firstAttempt).text });
+  });
+
   it('the scheduled purge deletes expired keys through the bouncer', async () => {
     await insertExpiredKeys(db, 250, 'expired-via-bouncer-');
     const remaining = async () => (await db.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key LIKE 'expired-via-bouncer-%'`)).rows[0].n;
@@ -134,7 +169,8 @@ describeWhenAvailable(PGBOUNCER, 'two replicas through PgBouncer in transaction 
     const [stats] = (await bouncer.admin('SHOW STATS')).filter((s) => s.database === database);
     expect(Number(stats!.total_xact_count)).toBeGreaterThan(0);
     const { rows } = await db.query(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND application_name <> 'pagos-listen'`,
     );
     expect(rows[0].n).toBeGreaterThan(0);
     expect(rows[0].n).toBeLessThanOrEqual(SERVER_CONNECTIONS);

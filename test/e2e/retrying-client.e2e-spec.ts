@@ -55,12 +55,15 @@ describe('the example retrying client against the running service', () => {
     countCharges(db, `charge_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE numero_orden = $1)`, [pago.numeroOrden]);
 
   /** A client as `npm run client` builds it, on its own pending file, recording its attempts and sleeps. */
-  function harness(baseUrl: string, options: { fetch?: FetchLike; maxAttempts?: number; sleep?: (ms: number) => Promise<void> } = {}) {
+  function harness(
+    baseUrl: string,
+    options: { fetch?: FetchLike; maxAttempts?: number; sleep?: (ms: number) => Promise<void>; waitSeconds?: number } = {},
+  ) {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'pagos-client-')), 'pending.json');
     const attempts: AttemptReport<PagosAnswer>[] = [];
     const sleeps: number[] = [];
     const dependencies: PayDependencies = {
-      client: new PagosClient({ baseUrl, apiToken: ALICE.token, timeoutMs: 10_000, fetch: options.fetch }),
+      client: new PagosClient({ baseUrl, apiToken: ALICE.token, timeoutMs: 15_000, waitSeconds: options.waitSeconds, fetch: options.fetch }),
       pending: new PendingOperationsFile(file),
       policy: { maxAttempts: options.maxAttempts ?? 6, baseDelayMs: 100, maxDelayMs: 2_000, random: seededRandom(11) },
       sleep: async (ms) => {
@@ -141,13 +144,38 @@ describe('the example retrying client against the running service', () => {
     expect(new PendingOperationsFile(first.file).list()).toEqual([]);
   });
 
-  it('a 409 in flight: the client waits at least Retry-After, then gets the first request\'s 201', async () => {
+  it('a retry while the first attempt still runs sends Prefer: wait=10 and gets that attempt\'s 201 in one attempt, no sleep', async () => {
+    const pago = nuevoPago();
+    const key = randomUUID();
+    const firstRequest = postPago(slowService.baseUrl, { client: ALICE, key, body: pago });
+    await waitUntil(async () => (await keyRow(db, ALICE.clientId, key))?.status === 'in_flight');
+    const prefers: Array<string | null> = [];
+    const recordingFetch: FetchLike = (url, init) => {
+      prefers.push(new Headers(init.headers).get('prefer'));
+      return fetch(url, init);
+    };
+    // The client's pending file already holds the operation, as after a first attempt that timed out.
+    const { dependencies, attempts, sleeps } = harness(slowService.baseUrl, { fetch: recordingFetch });
+    dependencies.pending.remember({ idempotencyKey: key, pago, createdAt: new Date().toISOString() });
+
+    const outcome = await pay(pago, dependencies);
+
+    expect(prefers).toEqual(['wait=10']);
+    expect(attempts.map(({ answer }) => answer?.status)).toEqual([201]);
+    expect(sleeps).toEqual([]);
+    expect(outcome.result!.headers.get('idempotent-replayed')).toBe('true');
+    expect(outcome.result!.headers.get('preference-applied')).toBe('wait=10');
+    expect(outcome.result!.text).toBe((await firstRequest).text);
+    expect(await chargesOf(pago)).toBe(1);
+  });
+
+  it('a 409 in flight (a client that does not ask to wait): it waits at least Retry-After, then gets the first request\'s 201', async () => {
     const pago = nuevoPago();
     const key = randomUUID();
     const firstRequest = postPago(slowService.baseUrl, { client: ALICE, key, body: pago });
     await waitUntil(async () => (await keyRow(db, ALICE.clientId, key))?.status === 'in_flight');
     // The client's pending file already holds the operation, as after a first attempt that timed out.
-    const { dependencies, attempts, sleeps } = harness(slowService.baseUrl, { sleep: async () => void (await firstRequest) });
+    const { dependencies, attempts, sleeps } = harness(slowService.baseUrl, { waitSeconds: 0, sleep: async () => void (await firstRequest) });
     dependencies.pending.remember({ idempotencyKey: key, pago, createdAt: new Date().toISOString() });
 
     const outcome = await pay(pago, dependencies);

@@ -47,7 +47,7 @@ describe('Transactions', () => {
       }),
     ).rejects.toThrow('the work failed');
     expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 1 }]);
-    expect((await dataSource.query(`SELECT count(*)::int AS open FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'`))[0].open).toBe(0);
+    expect((await dataSource.query(`SELECT count(*)::int AS open FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`))[0].open).toBe(0);
   });
 
   it('rolls back a transaction whose statement failed, and the connection serves the next one', async () => {

@@ -9,6 +9,7 @@ import { countCharges, expireLease, keyRow, waitForClaim } from '../support/ledg
 import { nuevoPago, postPago, type HttpResult } from '../support/http.js';
 import { RoundRobinProxy, UPSTREAM_HEADER } from '../support/round-robin-proxy.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
+import { MIGRATIONS } from '../../migrations/index.js';
 
 /**
  * docker-compose.yml's topology without containers: the migration script runs once, two service

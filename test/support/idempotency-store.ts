@@ -20,6 +20,8 @@ const DEFAULTS: IdempotencyOptions = {
   purgeCron: CONFIG_DEFAULTS.purgeCron,
   purgeBatchSize: CONFIG_DEFAULTS.purgeBatchSize,
   scopeOf: () => 'alice',
+  // The store never waits; waiting needs the service's listener (see test/e2e/prefer-wait.e2e-spec.ts).
+  waiting: { defaultSeconds: 0, maxSeconds: 0, maxWaiters: 0, listenUrl: '' },
 };
 
 /**

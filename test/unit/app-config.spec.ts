@@ -9,6 +9,9 @@ import { EnvSchema } from '../../src/config/env.schema.js';
 /** Pure validation of an environment object; `process.env` is never read or written here. */
 const TOKEN_A = 'tok-alice-0123456789abcdef';
 const TOKEN_B = 'tok-bob-0123456789abcdef';
+const CONFIG_WAITING_DEFAULTS = {
+  defaultSeconds: CONFIG_DEFAULTS.defaultWaitSeconds, maxSeconds: CONFIG_DEFAULTS.maxWaitSeconds, maxWaiters: CONFIG_DEFAULTS.maxWaiters,
+};
 
 /** The ConfigError `loadConfig(env)` throws; fails the test if it throws nothing or something else. */
 function configErrorFor(env: NodeJS.ProcessEnv): ConfigError {
@@ -34,7 +37,11 @@ describe('loadConfig: defaults', () => {
     expect(config.port).toBe(3000);
     expect(config.databaseUrl).toBeUndefined();
     expect(config.runMigrationsOnStart).toBe(true);
-    expect(config.idempotency).toEqual({ ttlSeconds: 86400, lockTimeoutSeconds: 60, purgeCron: '0 */10 * * * *', purgeBatchSize: 1000 });
+    expect(config.idempotency).toEqual({
+      ttlSeconds: 86400, lockTimeoutSeconds: 60, purgeCron: '0 */10 * * * *', purgeBatchSize: 1000,
+      waiting: { defaultSeconds: 0, maxSeconds: 10, maxWaiters: 1000 },
+    });
+    expect(config.databaseListenUrl).toBeUndefined();
     expect(config.dbPoolSize).toBe(CONFIG_DEFAULTS.dbPoolSize);
     expect(config.gatewayLatencyMs).toBe(0);
     expect(config.pagos).toEqual({ reconcileCron: '*/30 * * * * *' });
@@ -86,7 +93,9 @@ describe('loadConfig: valid values are read', () => {
     });
     expect(config.port).toBe(8080);
     expect(config.databaseUrl).toBe('postgres://app@db.internal:5432/pagos');
-    expect(config.idempotency).toEqual({ ttlSeconds: 3600, lockTimeoutSeconds: 30, purgeCron: '*/5 * * * *', purgeBatchSize: 50 });
+    expect(config.idempotency).toEqual({
+      ttlSeconds: 3600, lockTimeoutSeconds: 30, purgeCron: '*/5 * * * *', purgeBatchSize: 50, waiting: CONFIG_WAITING_DEFAULTS,
+    });
     expect(config.apiClients).toEqual([
       { clientId: 'alice', token: TOKEN_A },
       { clientId: 'bob', token: TOKEN_B },
@@ -221,6 +230,34 @@ describe('loadConfig: secrets never appear in an error message', () => {
     expect(message).toContain('IDEMPOTENCY_TTL_SECONDS');
     expect(message).not.toContain('hunter2');
     expect(message).not.toContain(TOKEN_A);
+  });
+});
+
+describe('loadConfig: waiting duplicates (Prefer: wait)', () => {
+  it('the wait bounds, the waiter cap and the listen URL come through typed', () => {
+    const config = loadConfig({
+      IDEMPOTENCY_DEFAULT_WAIT_SECONDS: '2', IDEMPOTENCY_MAX_WAIT_SECONDS: '30', IDEMPOTENCY_MAX_WAITERS: '50',
+      DATABASE_LISTEN_URL: 'postgres://app@db-primary:5432/pagos',
+    });
+    expect(config.idempotency.waiting).toEqual({ defaultSeconds: 2, maxSeconds: 30, maxWaiters: 50 });
+    expect(config.databaseListenUrl).toBe('postgres://app@db-primary:5432/pagos');
+  });
+
+  it('a default wait longer than the longest wait is refused, naming both', () => {
+    const error = configErrorFor({ IDEMPOTENCY_DEFAULT_WAIT_SECONDS: '11' });
+    expectOneLineNaming(error, 'IDEMPOTENCY_DEFAULT_WAIT_SECONDS');
+    expect(error.message).toContain('IDEMPOTENCY_MAX_WAIT_SECONDS (10)');
+  });
+
+  it.each([['IDEMPOTENCY_MAX_WAIT_SECONDS', '61'], ['IDEMPOTENCY_DEFAULT_WAIT_SECONDS', '-1'], ['IDEMPOTENCY_MAX_WAITERS', '1.5']])(
+    '%s=%s is refused',
+    (variable, value) => expectOneLineNaming(configErrorFor({ [variable]: value }), variable),
+  );
+
+  it('a bad DATABASE_LISTEN_URL is named, and its value hidden like any database URL', () => {
+    const error = configErrorFor({ DATABASE_LISTEN_URL: 'mysql://app:hunter2@db/pagos' });
+    expect(error.message).toContain('DATABASE_LISTEN_URL=(hidden): DATABASE_LISTEN_URL must be a postgres:// URL');
+    expect(error.message).not.toContain('hunter2');
   });
 });
 

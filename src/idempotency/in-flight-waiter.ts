@@ -1,0 +1,69 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { IDEMPOTENCY_OPTIONS, PREFER_HEADER, PREFERENCE_APPLIED_HEADER } from './idempotency.constants.js';
+import type { IdempotencyOptions } from './idempotency.options.js';
+import { IdempotencyStore } from './idempotency.store.js';
+import type { ClaimOutcome, KeyRequest } from './idempotency.types.js';
+import { KeyWaiters } from './key-waiters.js';
+import { preferredWaitSeconds } from './prefer-wait.js';
+
+/** What a duplicate ended with, and how long it waited for it (undefined: it did not wait). */
+export interface WaitedOutcome {
+  readonly outcome: ClaimOutcome;
+  readonly waitedSeconds: number | undefined;
+}
+
+/**
+ * Lets a duplicate whose key is in flight wait, bounded, for the first attempt to settle, instead
+ * of answering 409 at once: `Prefer: wait=N` (RFC 7240) up to `maxSeconds`, else `defaultSeconds`.
+ * Each time the key may have settled it goes through the store's claim path again, as a retry
+ * would: a completed key is replayed, a released one taken over (this request then runs it).
+ */
+@Injectable()
+export class InFlightWaiter {
+  constructor(
+    private readonly store: IdempotencyStore,
+    private readonly waiters: KeyWaiters,
+    @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
+  ) {}
+
+  async waitForSettled(keyRequest: KeyRequest, request: Request, response: Response): Promise<WaitedOutcome> {
+    const preferred = preferredWaitSeconds(request.headersDistinct[PREFER_HEADER.toLowerCase()]);
+    const seconds = Math.min(preferred ?? this.options.waiting.defaultSeconds, this.options.waiting.maxSeconds);
+    if (seconds === 0 || !this.waiters.enter()) return { outcome: { kind: 'in_flight' }, waitedSeconds: undefined };
+    if (preferred !== undefined) response.setHeader(PREFERENCE_APPLIED_HEADER, `wait=${seconds}`);
+    // The client hanging up ends the wait; the first attempt runs on regardless.
+    const gone = new AbortController();
+    const abort = (): void => gone.abort();
+    response.once('close', abort);
+    const started = performance.now();
+    try {
+      const outcome = await this.waitLoop(keyRequest, started + seconds * 1000, gone.signal);
+      return { outcome, waitedSeconds: (performance.now() - started) / 1000 };
+    } finally {
+      response.off('close', abort);
+      this.waiters.leave();
+    }
+  }
+
+  private async waitLoop(keyRequest: KeyRequest, deadline: number, signal: AbortSignal): Promise<ClaimOutcome> {
+    for (;;) {
+      // Watch first, then read: a settlement between the two still wakes this waiter.
+      const watch = this.waiters.watch(keyRequest.scope, keyRequest.key);
+      let outcome: ClaimOutcome;
+      try {
+        outcome = await this.store.claimKey(keyRequest);
+      } catch (error) {
+        watch.cancel();
+        throw error;
+      }
+      const remainingMs = deadline - performance.now();
+      if (outcome.kind !== 'in_flight' || remainingMs <= 0 || signal.aborted || this.waiters.isClosing) {
+        watch.cancel();
+        return outcome;
+      }
+      const reason = await watch.wait(remainingMs, signal);
+      if (reason === 'aborted' || reason === 'closing') return outcome;
+    }
+  }
+}
