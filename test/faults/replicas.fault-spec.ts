@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { MIGRATIONS } from '../../migrations/index.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { runMigrationScript, startAppProcess, type AppProcess } from '../support/app-process.js';
