@@ -2,7 +2,7 @@
 
 export const PAGO_COLUMNS = `
   id, client_id AS "clientId", operation_id AS "operationId", numero_orden AS "numeroOrden", monto::text AS monto,
-  moneda, estado, gateway_charge_id AS "gatewayChargeId", creado_en AS "creadoEn", actualizado_en AS "actualizadoEn"`;
+  moneda, monto_reembolsado::text AS "montoReembolsado", estado, gateway_charge_id AS "gatewayChargeId", creado_en AS "creadoEn", actualizado_en AS "actualizadoEn"`;
 
 /**
  * Starts (or resumes) the payment of one operation right before it is charged.
