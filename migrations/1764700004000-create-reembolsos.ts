@@ -26,6 +26,8 @@ export class CreateReembolsos1764700004000 implements MigrationInterface {
         moneda            char(3)     NOT NULL CHECK (moneda ~ '^[A-Z]{3}$'),
         motivo            text        CHECK (char_length(motivo) <= 200),
         estado            text        NOT NULL CHECK (estado IN ('PENDIENTE', 'APROBADO', 'FALLIDO')),
+        -- The payment's charge at the processor, copied when the refund starts (an APROBADO payment's never changes).
+        gateway_charge_id text        NOT NULL,
         gateway_refund_id text,
         creado_en         timestamptz NOT NULL DEFAULT now(),
         actualizado_en    timestamptz NOT NULL DEFAULT now()

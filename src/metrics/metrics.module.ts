@@ -6,11 +6,13 @@ import { IdempotencyMetrics } from './idempotency-metrics.js';
 import { MetricsController } from './metrics.controller.js';
 import { PagosMetrics } from './pagos-metrics.js';
 import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
+import { ReembolsosReconcilerModule } from '../reembolsos/reembolsos-reconciler.module.js';
+import { ReembolsosMetrics } from './reembolsos-metrics.js';
 
-/** `GET /metrics` in Prometheus format: HTTP traffic, idempotency outcomes, purge runs, reconciled payments, the DB pool, the process. */
+/** `GET /metrics` in Prometheus format: HTTP traffic, idempotency outcomes, purge runs, reconciled payments, refunds, the DB pool, the process. */
 @Global()
 @Module({
-  imports: [PagosReconcilerModule],
+  imports: [PagosReconcilerModule, ReembolsosReconcilerModule],
   controllers: [MetricsController],
   providers: [
     {
@@ -26,6 +28,7 @@ import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
     IdempotencyMetrics,
     DbPoolMetrics,
     PagosMetrics,
+    ReembolsosMetrics,
   ],
   exports: [HttpMetrics],
 })
