@@ -4,7 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
 import { queryRows } from '../database/query-rows.js';
 import { Transactions } from '../database/transactions.js';
-import { GatewayUnavailableError, PAYMENT_GATEWAY, type PaymentGateway, type Refund } from '../gateway/payment-gateway.js';
+import { GatewayUnavailableError, PAYMENT_GATEWAY, type PaymentGateway, type Refund, RefundRefusedError } from '../gateway/payment-gateway.js';
 import type { EstadoPago } from '../pagos/pago.entity.js';
 import { PagoNoEncontradoError } from '../pagos/pagos.errors.js';
 import type { CrearReembolsoDto } from './dto/crear-reembolso.dto.js';
@@ -122,7 +122,10 @@ export class ReembolsosService {
     try {
       return await this.gateway.refund({ refundKey, chargeId: reembolso.gatewayChargeId, amount: reembolso.monto });
     } catch (error) {
-      // Nothing was refunded (unavailable, or refused for good): the amount goes back to the payment.
+      // Any other failure may have refunded (an answer lost on the way): the refund stays PENDIENTE
+      // for a retry's takeover or the reconciler, which ask the processor first.
+      if (!(error instanceof GatewayUnavailableError || error instanceof RefundRefusedError)) throw error;
+      // The processor says nothing was refunded (unavailable, or refused for good): the amount goes back to the payment.
       await this.cerrar(this.dataSource.manager, reembolso, FALLAR_REEMBOLSO, [reembolso.id]);
       this.events.refund('failed');
       if (error instanceof GatewayUnavailableError) throw new PasarelaNoDisponibleParaReembolsoError();
