@@ -1,15 +1,15 @@
 import { Global, Module } from '@nestjs/common';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { ReembolsosReconcilerModule } from '../reembolsos/reembolsos-reconciler.module.js';
+import { ReembolsosMetrics } from './reembolsos-metrics.js';
 import { DbPoolMetrics } from './db-pool-metrics.js';
 import { HttpMetrics } from './http-metrics.js';
 import { IdempotencyMetrics } from './idempotency-metrics.js';
 import { MetricsController } from './metrics.controller.js';
 import { PagosMetrics } from './pagos-metrics.js';
 import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
-import { ReembolsosReconcilerModule } from '../reembolsos/reembolsos-reconciler.module.js';
-import { ReembolsosMetrics } from './reembolsos-metrics.js';
 
-/** `GET /metrics` in Prometheus format: HTTP traffic, idempotency outcomes, purge runs, reconciled payments, refunds, the DB pool, the process. */
+/** `GET /metrics` in Prometheus format: HTTP traffic, idempotency outcomes, purge runs, reconciled payments, the DB pool, the process. */
 @Global()
 @Module({
   imports: [PagosReconcilerModule, ReembolsosReconcilerModule],
@@ -26,9 +26,10 @@ import { ReembolsosMetrics } from './reembolsos-metrics.js';
     },
     HttpMetrics,
     IdempotencyMetrics,
+    // Refunds by result (the route's and the reconciler's).
+    ReembolsosMetrics,
     DbPoolMetrics,
     PagosMetrics,
-    ReembolsosMetrics,
   ],
   exports: [HttpMetrics],
 })
