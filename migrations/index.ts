@@ -2,6 +2,7 @@ import { CreateIdempotencyKeys1764700000000 } from './1764700000000-create-idemp
 import { CreatePagos1764700001000 } from './1764700001000-create-pagos.js';
 import { CreateSimulatedGatewayCharges1764700002000 } from './1764700002000-create-simulated-gateway-charges.js';
 import { ReconcilerIndexes1764700003000 } from './1764700003000-reconciler-indexes.js';
+import { CreateReembolsos1764700004000 } from './1764700004000-create-reembolsos.js';
 import { NotifyIdempotencyKeySettled1764700012000 } from './1764700012000-notify-idempotency-key-settled.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
@@ -10,5 +11,6 @@ export const MIGRATIONS = [
   CreatePagos1764700001000,
   CreateSimulatedGatewayCharges1764700002000,
   ReconcilerIndexes1764700003000,
+  CreateReembolsos1764700004000,
   NotifyIdempotencyKeySettled1764700012000,
 ];

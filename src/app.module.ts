@@ -13,6 +13,7 @@ import { LoggingModule } from './logging/logging.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { PagosModule } from './pagos/pagos.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
+import { ReembolsosModule } from './reembolsos/reembolsos.module.js';
 
 /** Composes the modules; `config.databaseUrl` must be resolved (see main.ts). */
 @Module({})
@@ -41,6 +42,7 @@ export class AppModule {
           validateRequest: (context) => validateRouteBody(context, validationPipe),
         }),
         PagosModule,
+        ReembolsosModule,
         ...extraImports,
       ],
       providers: [Draining],

@@ -2,6 +2,7 @@ import { QueryRunnerAlreadyReleasedError } from 'typeorm';
 /** SQLSTATE codes this service reacts to, by name (https://www.postgresql.org/docs/current/errcodes-appendix.html). */
 export const SQLSTATE = {
   uniqueViolation: '23505',
+  checkViolation: '23514',
   serializationFailure: '40001',
   deadlockDetected: '40P01',
   lockNotAvailable: '55P03',

@@ -1,5 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { ReembolsosReconcilerModule } from '../reembolsos/reembolsos-reconciler.module.js';
+import { ReembolsosMetrics } from './reembolsos-metrics.js';
 import { DbPoolMetrics } from './db-pool-metrics.js';
 import { HttpMetrics } from './http-metrics.js';
 import { IdempotencyMetrics } from './idempotency-metrics.js';
@@ -14,7 +16,7 @@ import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
  */
 @Global()
 @Module({
-  imports: [PagosReconcilerModule],
+  imports: [PagosReconcilerModule, ReembolsosReconcilerModule],
   controllers: [MetricsController],
   providers: [
     {
@@ -28,6 +30,8 @@ import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
     },
     HttpMetrics,
     IdempotencyMetrics,
+    // Refunds by result (the route's and the reconciler's).
+    ReembolsosMetrics,
     DbPoolMetrics,
     PagosMetrics,
     RateLimitMetrics,

@@ -6,6 +6,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
+import { ReembolsosReconcilerModule } from '../reembolsos/reembolsos-reconciler.module.js';
 
 // An operator's command needs a connection or two, never the service's whole pool.
 const OPS_POOL_SIZE = 2;
@@ -27,6 +28,7 @@ export class OpsModule {
           scopeOf: clientIdOf,
         }),
         PagosReconcilerModule,
+        ReembolsosReconcilerModule,
       ],
     };
   }

@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { IdempotencyStore } from '../idempotency/idempotency.store.js';
 import type { ClaimState } from '../idempotency/idempotency.types.js';
-import type { Pago } from '../pagos/pago.entity.js';
+import type { PendingOperation } from '../pagos/abandoned-operations.js';
 import { PagosReconciler } from '../pagos/pagos-reconciler.js';
 import { withOpsContext } from './ops-context.js';
 import { parseDuration, seconds } from './output.js';
@@ -9,12 +9,12 @@ import { parseDuration, seconds } from './output.js';
 // A list for a person to read; more than this many stuck payments is an incident, not a list.
 const PENDING_LIST_LIMIT = 1000;
 
-/** `pagos pending` and `pagos reconcile`: payments left PENDIENTE, and settling them now. */
+/** `pagos pending` and `pagos reconcile`: payments and refunds left PENDIENTE, and settling them now. */
 export function addPagosCommands(program: Command): void {
-  const pagos = program.command('pagos').description('payments still PENDIENTE, and the reconciler');
+  const pagos = program.command('pagos').description('payments and refunds still PENDIENTE, and the reconciler');
   pagos
     .command('pending')
-    .description('payments still PENDIENTE, with the state of their operation’s claim')
+    .description('payments and refunds still PENDIENTE, with the state of their operation’s claim')
     .option('--older-than <duration>', 'only those untouched for at least this long: 90, 90s, 15m, 2h', durationOption, 0)
     .action((options: { olderThan: number }) => listPending(options.olderThan));
   pagos
@@ -25,10 +25,10 @@ export function addPagosCommands(program: Command): void {
 
 function listPending(olderThanSeconds: number): Promise<void> {
   return withOpsContext(async ({ get }) => {
-    const pagos = (await get(PagosReconciler).stalePending(olderThanSeconds, undefined, PENDING_LIST_LIMIT)).map(({ pago }) => pago);
-    const claims = await get(IdempotencyStore).findOperationClaims(pagos.map((pago) => pago.operationId));
-    if (pagos.length === 0) console.log('no payment is PENDIENTE');
-    for (const pago of pagos) console.log(`${describePago(pago)}  claim: ${describeClaim(claims.get(pago.operationId))}`);
+    const pending = await get(PagosReconciler).stalePending(olderThanSeconds, PENDING_LIST_LIMIT);
+    const claims = await get(IdempotencyStore).findOperationClaims(pending.map((operation) => operation.operationId));
+    if (pending.length === 0) console.log('no payment or refund is PENDIENTE');
+    for (const operation of pending) console.log(`${describe(operation)}  claim: ${describeClaim(claims.get(operation.operationId))}`);
   });
 }
 
@@ -36,13 +36,13 @@ function reconcileNow(): Promise<void> {
   return withOpsContext(async ({ get }) => {
     const reconciled = await get(PagosReconciler).reconcileOnce();
     if (reconciled.length === 0) console.log('nothing to settle');
-    for (const { pago, result } of reconciled) console.log(`${describePago(pago)}  → ${result}`);
+    for (const { pending, result } of reconciled) console.log(`${describe(pending)}  → ${result}`);
   });
 }
 
-function describePago(pago: Pago): string {
-  const age = (Date.now() - pago.actualizadoEn.getTime()) / 1000;
-  return `pago ${pago.id}  client ${pago.clientId}  order ${pago.numeroOrden}  ${pago.monto} ${pago.moneda}  untouched ${seconds(age)}`;
+function describe(operation: PendingOperation<unknown>): string {
+  const age = (Date.now() - operation.actualizadoEn.getTime()) / 1000;
+  return `${operation.summary}  untouched ${seconds(age)}`;
 }
 
 function describeClaim(claim: ClaimState | undefined): string {

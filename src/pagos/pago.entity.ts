@@ -34,6 +34,10 @@ export class Pago {
   @Column({ type: 'char', length: 3 })
   moneda!: string;
 
+  /** What its APROBADO refunds gave back, in minor units (see reembolsos/). */
+  @Column({ name: 'monto_reembolsado', type: 'bigint', transformer: bigintAsNumber })
+  montoReembolsado!: number;
+
   @Column({ type: 'text' })
   estado!: EstadoPago;
 

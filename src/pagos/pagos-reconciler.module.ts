@@ -1,12 +1,14 @@
 import { Module } from '@nestjs/common';
 import { GatewayModule } from '../gateway/gateway.module.js';
+import { AbandonedOperations } from './abandoned-operations.js';
+import { PagosAbandonados } from './pagos-abandonados.js';
 import { PagosEvents } from './pagos.events.js';
 import { PagosReconciler } from './pagos-reconciler.js';
 
 /** The reconciler without its schedule or any HTTP: what the service's job, the metrics and the operator's CLI share. */
 @Module({
   imports: [GatewayModule],
-  providers: [PagosReconciler, PagosEvents],
+  providers: [PagosReconciler, PagosAbandonados, AbandonedOperations, PagosEvents],
   exports: [PagosReconciler, PagosEvents],
 })
 export class PagosReconcilerModule {}

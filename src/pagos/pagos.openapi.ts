@@ -10,7 +10,7 @@ import { OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoNoEncontradoError, Pa
 
 // Example values only: every problem below is rendered from the real error class.
 const PAGO_ID = '0b6c5f0e-6a54-4f1e-9a3b-3b8f5c0f2d11';
-const PAGO_RECHAZADO: PagoResponse = { id: PAGO_ID, numeroOrden: 'ORD-1001', monto: 1999, moneda: 'EUR', estado: 'RECHAZADO', creadoEn: '2026-12-02T18:21:37.435Z' };
+const PAGO_RECHAZADO: PagoResponse = { id: PAGO_ID, numeroOrden: 'ORD-1001', monto: 1999, moneda: 'EUR', montoReembolsado: 0, estado: 'RECHAZADO', creadoEn: '2026-12-02T18:21:37.435Z' };
 
 @ApiSchema({ name: 'PagoRechazadoProblem', description: 'Extension member of `pago-rechazado`.' })
 class PagoRechazadoProblem {

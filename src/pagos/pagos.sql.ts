@@ -1,8 +1,9 @@
 /** Statements of the payment lifecycle: PENDIENTE → APROBADO | RECHAZADO | FALLIDO (→ PENDIENTE on retry). */
+import { devolverPendiente, reservarPendiente } from './pending-versions.sql.js';
 
 export const PAGO_COLUMNS = `
   id, client_id AS "clientId", operation_id AS "operationId", numero_orden AS "numeroOrden", monto::text AS monto,
-  moneda, estado, gateway_charge_id AS "gatewayChargeId", creado_en AS "creadoEn", actualizado_en AS "actualizadoEn"`;
+  moneda, monto_reembolsado::text AS "montoReembolsado", estado, gateway_charge_id AS "gatewayChargeId", creado_en AS "creadoEn", actualizado_en AS "actualizadoEn"`;
 
 /**
  * Starts (or resumes) the payment of one operation right before it is charged.
@@ -47,27 +48,9 @@ export const PAGOS_PENDIENTES_DESDE = `
 export const CONTAR_PENDIENTES_DESDE = `
   SELECT count(*)::int AS n FROM pagos WHERE estado = 'PENDIENTE' AND actualizado_en <= now() - make_interval(secs => $1::int)`;
 
-/**
- * PENDIENTE at version $2 → PENDIENTE at a new version (actualizado_en = now()), returned: one
- * reconciler reserves the payment before it touches its operation's claim.
- * Race: two reconcilers (replicas) read the same version; the first UPDATE changes it and the other
- * re-checks the WHERE against that and gets no row, so only one goes on to the claim and the processor.
- * Zero rows: somebody else reserved, resumed (INICIAR_PAGO renews actualizado_en) or settled it.
- */
-export const RESERVAR_PAGO_PENDIENTE = `
-  UPDATE pagos SET actualizado_en = now()
-   WHERE id = $1::uuid AND estado = 'PENDIENTE' AND actualizado_en = $2::timestamptz
-  RETURNING actualizado_en::text AS version`;
-
-/**
- * PENDIENTE at our reservation's version $2 → PENDIENTE at version $3 again: the reconciler leaves a
- * payment as it found it (a live attempt holds its claim, or the processor could not be asked), so
- * the next pass looks at it again. Zero rows: somebody touched it since; their version stands.
- */
-export const DEVOLVER_PAGO_PENDIENTE = `
-  UPDATE pagos SET actualizado_en = $3::timestamptz
-   WHERE id = $1::uuid AND estado = 'PENDIENTE' AND actualizado_en = $2::timestamptz
-  RETURNING 1 AS devuelto`;
+/** See pending-versions.sql.ts: the reconciler reserves a payment, or leaves it as it found it. */
+export const RESERVAR_PAGO_PENDIENTE = reservarPendiente('pagos');
+export const DEVOLVER_PAGO_PENDIENTE = devolverPendiente('pagos');
 
 /**
  * PENDIENTE at our reservation's version $4 → APROBADO | RECHAZADO | FALLIDO, by the reconciler, with

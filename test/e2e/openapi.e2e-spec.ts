@@ -114,6 +114,26 @@ describe('the OpenAPI document (real app, real HTTP)', () => {
     expect(list.parameters).toEqual([expect.objectContaining({ name: 'numeroOrden', in: 'query', required: false })]);
   });
 
+  it('documents POST /pagos/{pagoId}/reembolsos: Idempotency-Key, the 201 refund with Location, and its problems', () => {
+    const post = document.paths['/pagos/{pagoId}/reembolsos'].post;
+    expect(post.parameters).toEqual(expect.arrayContaining([
+      expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: true }),
+      expect.objectContaining({ name: 'pagoId', in: 'path', required: true }),
+    ]));
+    expect(post.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ReembolsoResponse' });
+    expect(Object.keys(post.responses['201'].headers).sort()).toEqual(['Idempotent-Replayed', 'Location']);
+    expect(document.components.schemas.CrearReembolsoDto.required).toEqual(['monto']);
+    expect(problemTypesOf(post.responses['409']).sort()).toEqual(
+      ['idempotency-key-in-flight', 'pago-no-reembolsable', 'reembolso-excede-pago'].map((slug) => `https://pagos.dev/problems/${slug}`),
+    );
+    expect(problemTypesOf(post.responses['404'])).toEqual(['https://pagos.dev/problems/pago-no-encontrado']);
+    expect(problemTypesOf(post.responses['422'])).toEqual(['https://pagos.dev/problems/idempotency-key-reused']);
+    expect(document.components.schemas.ReembolsoExcedePagoProblem.required).toEqual(['montoSolicitado', 'montoReembolsable']);
+    const list = document.paths['/pagos/{pagoId}/reembolsos'].get;
+    expect(list.responses['200'].content['application/json'].schema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/ReembolsoResponse' } });
+    expect(document.components.schemas.PagoResponse.properties.montoReembolsado).toMatchObject({ type: 'integer' });
+  });
+
   it('declares the bearer scheme and requires it on every /pagos operation', () => {
     expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const operation of [postPagos(), document.paths['/pagos'].get, document.paths['/pagos/{id}'].get]) {

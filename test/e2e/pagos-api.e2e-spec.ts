@@ -52,6 +52,7 @@ describe('the /pagos API contract (real app, real PostgreSQL)', () => {
       numeroOrden: body.numeroOrden,
       monto: 4250,
       moneda: 'USD',
+      montoReembolsado: 0,
       estado: 'APROBADO',
       creadoEn: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
@@ -68,7 +69,7 @@ describe('the /pagos API contract (real app, real PostgreSQL)', () => {
     expectProblem(declined, 402, 'pago-rechazado');
     expect(declined.headers.get('location')).toBeNull();
     expect(declined.json.pago).toEqual({
-      id: expect.any(String), numeroOrden: body.numeroOrden, monto: body.monto, moneda: 'EUR', estado: 'RECHAZADO', creadoEn: expect.any(String),
+      id: expect.any(String), numeroOrden: body.numeroOrden, monto: body.monto, moneda: 'EUR', montoReembolsado: 0, estado: 'RECHAZADO', creadoEn: expect.any(String),
     });
     expect(await chargesOf(key)).toEqual([{ outcome: 'declined', amount: String(body.monto) }]);
     expect(await estadosOf(body.numeroOrden)).toEqual(['RECHAZADO']);

@@ -55,6 +55,7 @@ describe('replaying a completed key (real app, real PostgreSQL)', () => {
       numeroOrden: body.numeroOrden,
       monto: body.monto,
       moneda: 'EUR',
+      montoReembolsado: 0,
       estado: 'APROBADO',
       creadoEn: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });

@@ -30,14 +30,27 @@ export interface PostOptions {
   readonly headers?: Record<string, string>;
 }
 
-export async function postPago(baseUrl: string, options: PostOptions): Promise<HttpResult> {
+export function postPago(baseUrl: string, options: PostOptions): Promise<HttpResult> {
+  return postJson(baseUrl, '/pagos', options);
+}
+
+export interface ReembolsoBody {
+  monto: number;
+  motivo?: string;
+}
+
+export function postReembolso(baseUrl: string, pagoId: string, options: PostOptions): Promise<HttpResult> {
+  return postJson(baseUrl, `/pagos/${pagoId}/reembolsos`, options);
+}
+
+export async function postJson(baseUrl: string, path: string, options: PostOptions): Promise<HttpResult> {
   const headers: Record<string, string> = {
     authorization: `Bearer ${options.client.token}`,
     'content-type': 'application/json',
     ...(options.key !== undefined && { 'idempotency-key': options.key }),
     ...options.headers,
   };
-  const response = await fetch(`${baseUrl}/pagos`, { method: 'POST', headers, body: options.rawBody ?? JSON.stringify(options.body) });
+  const response = await fetch(`${baseUrl}${path}`, { method: 'POST', headers, body: options.rawBody ?? JSON.stringify(options.body) });
   return read(response);
 }
 

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { KEY_STATUSES } from '../../src/idempotency/idempotency-key-record.entity.js';
 import { ESTADOS_PAGO } from '../../src/pagos/pago.entity.js';
+import { ESTADOS_REEMBOLSO } from '../../src/reembolsos/reembolso.entity.js';
 
 /**
  * "Closed sets live in one place: statuses as a TS union mirrored by a SQL CHECK." Reads the
@@ -46,6 +47,7 @@ describe('checkedValues (the parser this guard relies on)', () => {
 describe.each([
   ['idempotency_keys.status', KEY_STATUSES, '1764700000000-create-idempotency-keys.ts', 'status'],
   ['pagos.estado', ESTADOS_PAGO, '1764700001000-create-pagos.ts', 'estado'],
+  ['reembolsos.estado', ESTADOS_REEMBOLSO, '1764700004000-create-reembolsos.ts', 'estado'],
 ])('the closed set %s', (_name, values, migration, column) => {
   const checks = (): string[][] => checkedValues(migrationText(migration), column);
 

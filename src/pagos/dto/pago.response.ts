@@ -15,6 +15,9 @@ export class PagoResponse {
   @ApiProperty({ description: 'ISO 4217 currency code.', example: 'EUR' })
   readonly moneda!: string;
 
+  @ApiProperty({ type: 'integer', description: 'What its approved refunds gave back, in minor units (0 until one is).', example: 0 })
+  readonly montoReembolsado!: number;
+
   @ApiProperty({ enum: ESTADOS_PAGO, description: 'PENDIENTE: being charged; FALLIDO: the processor failed and nothing was charged.', example: 'APROBADO' })
   readonly estado!: EstadoPago;
 
@@ -28,6 +31,7 @@ export function toPagoResponse(pago: Pago): PagoResponse {
     numeroOrden: pago.numeroOrden,
     monto: pago.monto,
     moneda: pago.moneda,
+    montoReembolsado: pago.montoReembolsado,
     estado: pago.estado,
     creadoEn: pago.creadoEn.toISOString(),
   };

@@ -1,0 +1,118 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { queryRows } from '../database/query-rows.js';
+import { Transactions } from '../database/transactions.js';
+import { IdempotencyStore } from '../idempotency/idempotency.store.js';
+import type { Claim, StoredResponse } from '../idempotency/idempotency.types.js';
+import type { ReconcileResult } from './pagos.events.js';
+import { devolverPendiente, reservarPendiente, type TablaConciliable } from './pending-versions.sql.js';
+
+/** A PENDIENTE row as read, with the version (`actualizado_en`) every later write is conditional on. */
+export interface PendingOperation<Item> {
+  readonly item: Item;
+  readonly id: string;
+  readonly operationId: string;
+  readonly version: string;
+  readonly actualizadoEn: Date;
+  /** What it is and whose, for an operator's list and the log. */
+  readonly summary: string;
+}
+
+/** The row's final state, written; `answer` is what its key stores, none when the key is released (nothing done). */
+export interface Settlement {
+  readonly result: ReconcileResult;
+  readonly answer: StoredResponse | undefined;
+}
+
+/**
+ * One kind of operation that a client may abandon mid-flight (a payment, a refund): how to find its
+ * stale rows, what the processor knows of it, and how to write its final state at a version.
+ */
+export interface AbandonedOperationKind<Item, Found> {
+  readonly tabla: TablaConciliable;
+  /** PENDIENTE rows untouched for `olderThanSeconds`, `limit` at a time in id order after `after`. */
+  stale(olderThanSeconds: number, after: string, limit: number): Promise<Array<PendingOperation<Item>>>;
+  /** Asks the processor; throws when it can't be reached (nothing is written then). */
+  ask(item: Item): Promise<Found>;
+  /** Writes the final state on `manager` if the row is still PENDIENTE at `version`; undefined when another writer came first. */
+  write(manager: EntityManager, pending: PendingOperation<Item>, version: string, found: Found): Promise<Settlement | undefined>;
+  /** Reports a settlement (metrics). */
+  report(result: ReconcileResult): void;
+}
+
+/** What one settlement attempt may find besides a result: a live attempt holds it, or somebody else settled or resumed it first. */
+export type Attempt = ReconcileResult | 'held' | 'lost';
+
+class ClaimLostError extends Error {}
+
+/**
+ * Settles one abandoned operation of any kind: reserves its row by version, takes the operation's
+ * claim over (fenced like any takeover), asks the processor, and writes the final state together
+ * with the key's answer — or releases the key when nothing was done. Every write is conditional, so
+ * any number of replicas may run it at once (see pending-versions.sql.ts).
+ */
+@Injectable()
+export class AbandonedOperations {
+  private readonly logger = new Logger(AbandonedOperations.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+    private readonly idempotency: IdempotencyStore,
+  ) {}
+
+  async settle<Item, Found>(kind: AbandonedOperationKind<Item, Found>, pending: PendingOperation<Item>): Promise<Attempt> {
+    const [reserved] = await queryRows<{ version: string }>(this.dataSource.manager, reservarPendiente(kind.tabla), [pending.id, pending.version]);
+    if (!reserved) return 'lost';
+    const operation = await this.idempotency.takeOverStaleOperation(pending.operationId);
+    if (operation.kind === 'held') {
+      await this.leaveAsFound(kind, pending, reserved.version);
+      return 'held';
+    }
+    const claim = operation.kind === 'taken' ? operation.claim : undefined;
+    let found: Found;
+    try {
+      found = await kind.ask(pending.item);
+    } catch (error) {
+      this.logger.warn(`${pending.summary}: the processor could not be asked (${(error as Error).message}); next pass`);
+      if (claim) await this.idempotency.releaseKey(claim);
+      await this.leaveAsFound(kind, pending, reserved.version);
+      return 'unreachable';
+    }
+    const settled = await this.write(kind, pending, reserved.version, found, claim);
+    if (!settled) return 'lost';
+    this.logger.log(`${pending.summary} reconciled: ${settled.result} (operation ${pending.operationId})`);
+    return settled.result;
+  }
+
+  /** Gives the reservation back, so that the next pass looks at the row again. */
+  private async leaveAsFound(kind: AbandonedOperationKind<unknown, unknown>, pending: PendingOperation<unknown>, reserved: string): Promise<void> {
+    await queryRows(this.dataSource.manager, devolverPendiente(kind.tabla), [pending.id, reserved, pending.version]);
+  }
+
+  /** The final state and the key's settlement in one transaction; undefined when another writer came first. */
+  private async write<Item, Found>(
+    kind: AbandonedOperationKind<Item, Found>, pending: PendingOperation<Item>, version: string, found: Found, claim: Claim | undefined,
+  ): Promise<Settlement | undefined> {
+    try {
+      const settled = await this.transactions.run(async (manager) => {
+        const settlement = await kind.write(manager, pending, version, found);
+        if (!settlement) return undefined;
+        if (claim && !(await this.settleClaim(manager, claim, settlement))) throw new ClaimLostError();
+        return settlement;
+      });
+      // Somebody resumed or settled it first: the claim we took is theirs to decide again.
+      if (!settled && claim) await this.idempotency.releaseKey(claim);
+      return settled;
+    } catch (error) {
+      if (error instanceof ClaimLostError) return undefined;
+      throw error;
+    }
+  }
+
+  /** Done: the key gets the route's answer. Nothing done: the key is released, so a retry runs again. */
+  private settleClaim(manager: EntityManager, claim: Claim, settlement: Settlement): Promise<boolean> {
+    if (!settlement.answer) return this.idempotency.releaseKey(claim, manager);
+    return this.idempotency.completeKey(manager, claim, settlement.answer);
+  }
+}

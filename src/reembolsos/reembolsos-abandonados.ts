@@ -1,0 +1,60 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { queryRows } from '../database/query-rows.js';
+import { PAYMENT_GATEWAY, type PaymentGateway, type Refund } from '../gateway/payment-gateway.js';
+import type { AbandonedOperationKind, PendingOperation, Settlement } from '../pagos/abandoned-operations.js';
+import type { ReconcileResult } from '../pagos/pagos.events.js';
+import { PagosReconciler } from '../pagos/pagos-reconciler.js';
+import { type Reembolso, refundKeyOf } from './reembolso.entity.js';
+import { storedAnswerOf } from './reembolso-answers.js';
+import { type ReembolsoRow, toReembolso } from './reembolso-row.js';
+import { ReembolsosEvents } from './reembolsos.events.js';
+import { CONCILIAR_REEMBOLSO_APROBADO, CONCILIAR_REEMBOLSO_FALLIDO, REEMBOLSOS_PENDIENTES_DESDE } from './reembolsos.sql.js';
+
+/**
+ * Refunds as the reconciler settles them: the processor is asked about the operation's refund key;
+ * refunded → APROBADO with the route's answer, never refunded → FALLIDO (the amount goes back to
+ * the payment) and the key released, so a retry runs the refund again. Registers itself with the
+ * payments' reconciler, which knows nothing of refunds.
+ */
+@Injectable()
+export class ReembolsosAbandonados implements AbandonedOperationKind<Reembolso, Refund | undefined>, OnModuleInit {
+  readonly tabla = 'reembolsos';
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(PAYMENT_GATEWAY) private readonly gateway: PaymentGateway,
+    private readonly reconciler: PagosReconciler,
+    private readonly events: ReembolsosEvents,
+  ) {}
+
+  onModuleInit(): void {
+    this.reconciler.register(this);
+  }
+
+  async stale(olderThanSeconds: number, after: string, limit: number): Promise<Array<PendingOperation<Reembolso>>> {
+    const rows = await queryRows<ReembolsoRow & { version: string }>(this.dataSource.manager, REEMBOLSOS_PENDIENTES_DESDE, [olderThanSeconds, after, limit]);
+    return rows.map(({ version, ...row }) => {
+      const reembolso = toReembolso(row);
+      const summary = `reembolso ${reembolso.id}  client ${reembolso.clientId}  pago ${reembolso.pagoId}  ${reembolso.monto} ${reembolso.moneda}`;
+      return { item: reembolso, id: reembolso.id, operationId: reembolso.operationId, version, actualizadoEn: reembolso.actualizadoEn, summary };
+    });
+  }
+
+  ask(reembolso: Reembolso): Promise<Refund | undefined> {
+    return this.gateway.findRefund(refundKeyOf(reembolso.operationId));
+  }
+
+  async write(manager: EntityManager, { item }: PendingOperation<Reembolso>, version: string, refund: Refund | undefined): Promise<Settlement | undefined> {
+    if (!refund) {
+      const [fallido] = await queryRows<ReembolsoRow>(manager, CONCILIAR_REEMBOLSO_FALLIDO, [item.id, version]);
+      return fallido && { result: 'failed', answer: undefined };
+    }
+    const [aprobado] = await queryRows<ReembolsoRow>(manager, CONCILIAR_REEMBOLSO_APROBADO, [item.id, refund.id, version]);
+    return aprobado && { result: 'approved', answer: storedAnswerOf(toReembolso(aprobado)) };
+  }
+
+  report(result: ReconcileResult): void {
+    if (result === 'approved' || result === 'failed') this.events.refund(result);
+  }
+}

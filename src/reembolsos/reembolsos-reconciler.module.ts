@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { GatewayModule } from '../gateway/gateway.module.js';
+import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
+import { ReembolsosEvents } from './reembolsos.events.js';
+import { ReembolsosAbandonados } from './reembolsos-abandonados.js';
+
+/** Abandoned refunds for the payments' reconciler (registered at start-up), and the events metrics count. */
+@Module({
+  imports: [GatewayModule, PagosReconcilerModule],
+  providers: [ReembolsosAbandonados, ReembolsosEvents],
+  exports: [ReembolsosEvents],
+})
+export class ReembolsosReconcilerModule {}

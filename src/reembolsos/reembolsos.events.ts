@@ -1,0 +1,23 @@
+import { Injectable } from '@nestjs/common';
+
+/**
+ * How refunds end, whoever settled them (the route or the reconciler):
+ * - approved: the processor refunded it. failed: the processor refunded nothing (FALLIDO, amount given back).
+ * - exceeds_payment / not_refundable: refused before the processor was asked (409).
+ */
+export const REFUND_RESULTS = ['approved', 'failed', 'exceeds_payment', 'not_refundable'] as const;
+export type RefundResult = (typeof REFUND_RESULTS)[number];
+
+/** Where the refunds feature reports what it did, so that metrics can count it without `reembolsos/` knowing about them. */
+@Injectable()
+export class ReembolsosEvents {
+  private readonly listeners: Array<(result: RefundResult) => void> = [];
+
+  onRefund(listener: (result: RefundResult) => void): void {
+    this.listeners.push(listener);
+  }
+
+  refund(result: RefundResult): void {
+    for (const listener of this.listeners) listener(result);
+  }
+}

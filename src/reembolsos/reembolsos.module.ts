@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { GatewayModule } from '../gateway/gateway.module.js';
+import { Reembolso } from './reembolso.entity.js';
+import { ReembolsosController } from './reembolsos.controller.js';
+import { ReembolsosReconcilerModule } from './reembolsos-reconciler.module.js';
+import { ReembolsosService } from './reembolsos.service.js';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([Reembolso]), GatewayModule, ReembolsosReconcilerModule],
+  controllers: [ReembolsosController],
+  providers: [ReembolsosService],
+})
+export class ReembolsosModule {}

@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
+import { queryRows } from '../database/query-rows.js';
+import { Transactions } from '../database/transactions.js';
+import { GatewayUnavailableError, PAYMENT_GATEWAY, type PaymentGateway, type Refund, RefundRefusedError } from '../gateway/payment-gateway.js';
+import type { EstadoPago } from '../pagos/pago.entity.js';
+import { PagoNoEncontradoError } from '../pagos/pagos.errors.js';
+import type { CrearReembolsoDto } from './dto/crear-reembolso.dto.js';
+import { type Reembolso, refundKeyOf } from './reembolso.entity.js';
+import { type ReembolsoRow, toReembolso } from './reembolso-row.js';
+import { PagoNoReembolsableError, PasarelaNoDisponibleParaReembolsoError, ReembolsoExcedePagoError } from './reembolsos.errors.js';
+import { ReembolsosEvents } from './reembolsos.events.js';
+import {
+  APROBAR_REEMBOLSO, FALLAR_REEMBOLSO, REANUDAR_REEMBOLSO_FALLIDO, REANUDAR_REEMBOLSO_PENDIENTE, REEMBOLSABLE_DE_PAGO, REEMBOLSO_DE_PAGO,
+  REEMBOLSO_POR_OPERACION, REEMBOLSOS_DE_PAGO, RESERVAR_REEMBOLSO,
+} from './reembolsos.sql.js';
+
+export interface CrearReembolsoCommand extends CrearReembolsoDto {
+  readonly pagoId: string;
+  readonly clientId: string;
+  /** Stable across retries of one operation; undefined makes every call a new operation. */
+  readonly operationId: string | undefined;
+}
+
+// Up to this many refunds in a list; a payment has a handful at most.
+const LIST_LIMIT = 100;
+// A reservation and the read of why it failed can interleave with a refund failing (freeing room); a few rounds settle it.
+const MAX_RESERVE_ROUNDS = 3;
+
+@Injectable()
+export class ReembolsosService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+    @Inject(PAYMENT_GATEWAY) private readonly gateway: PaymentGateway,
+    private readonly events: ReembolsosEvents,
+  ) {}
+
+  /**
+   * Refunds (part of) a payment once per operation. Safe to call again for the same operation at any
+   * point (after a crash, a takeover, a failed refund): it resumes instead of refunding twice.
+   */
+  async crear(command: CrearReembolsoCommand): Promise<Reembolso> {
+    const operationId = command.operationId ?? randomUUID();
+    const { reembolso, nuevo } = await this.iniciar(command, operationId);
+    if (reembolso.estado !== 'PENDIENTE') return reembolso;
+    const refund = await this.reembolsar(reembolso, !nuevo);
+    // Joinable: a caller (the idempotency layer) may commit its own record in this same transaction.
+    const aprobado = await this.transactions.runJoinable((manager) => this.cerrar(manager, reembolso, APROBAR_REEMBOLSO, [reembolso.id, refund.id]));
+    if (aprobado.estado === 'APROBADO') this.events.refund('approved');
+    return aprobado;
+  }
+
+  /** The payment's refunds, or undefined when no payment of this client has that id. */
+  async list(clientId: string, pagoId: string): Promise<Reembolso[] | undefined> {
+    const rows = await queryRows<ReembolsoRow>(this.dataSource.manager, REEMBOLSOS_DE_PAGO, [pagoId, clientId, LIST_LIMIT]);
+    if (rows.length === 0 && !(await this.pagoDe(clientId, pagoId))) return undefined;
+    return rows.map(toReembolso);
+  }
+
+  async findOne(clientId: string, pagoId: string, id: string): Promise<Reembolso | undefined> {
+    const [row] = await queryRows<ReembolsoRow>(this.dataSource.manager, REEMBOLSO_DE_PAGO, [id, pagoId, clientId]);
+    return row && toReembolso(row);
+  }
+
+  private async iniciar(command: CrearReembolsoCommand, operationId: string): Promise<{ reembolso: Reembolso; nuevo: boolean }> {
+    const existing = await this.porOperacion(operationId);
+    if (existing) return { reembolso: await this.reanudar(existing), nuevo: false };
+    const params = [randomUUID(), command.pagoId, command.clientId, operationId, command.monto, command.motivo ?? null];
+    for (let round = 0; round < MAX_RESERVE_ROUNDS; round++) {
+      try {
+        const [reservado] = await queryRows<ReembolsoRow>(this.dataSource.manager, RESERVAR_REEMBOLSO, params);
+        if (reservado) return { reembolso: toReembolso(reservado), nuevo: true };
+      } catch (error) {
+        // Another attempt of this operation inserted first (a takeover racing its predecessor): resume it.
+        if (sqlStateOf(error) !== SQLSTATE.uniqueViolation) throw error;
+        return { reembolso: await this.reanudar((await this.porOperacion(operationId))!), nuevo: false };
+      }
+      const refusal = await this.rechazo(command);
+      if (refusal) throw refusal;
+    }
+    throw new ReembolsoExcedePagoError(command.pagoId, command.monto, 0);
+  }
+
+  /** Why the reservation matched nothing; undefined when it would fit now (a refund failed meanwhile). */
+  private async rechazo(command: CrearReembolsoCommand): Promise<Error | undefined> {
+    const pago = await this.pagoDe(command.clientId, command.pagoId);
+    if (!pago) return new PagoNoEncontradoError();
+    if (pago.estado !== 'APROBADO') {
+      this.events.refund('not_refundable');
+      return new PagoNoReembolsableError(command.pagoId, pago.estado);
+    }
+    const reembolsable = Number(pago.reembolsable);
+    if (command.monto <= reembolsable) return undefined;
+    this.events.refund('exceeds_payment');
+    return new ReembolsoExcedePagoError(command.pagoId, command.monto, reembolsable);
+  }
+
+  /** A resumed operation: PENDIENTE renews its version, FALLIDO runs again (reserving its amount anew), APROBADO is the answer. */
+  private async reanudar(reembolso: Reembolso): Promise<Reembolso> {
+    const statement = reembolso.estado === 'PENDIENTE' ? REANUDAR_REEMBOLSO_PENDIENTE : reembolso.estado === 'FALLIDO' ? REANUDAR_REEMBOLSO_FALLIDO : undefined;
+    if (!statement) return reembolso;
+    try {
+      const [reanudado] = await queryRows<ReembolsoRow>(this.dataSource.manager, statement, [reembolso.operationId]);
+      return reanudado ? toReembolso(reanudado) : (await this.porOperacion(reembolso.operationId))!;
+    } catch (error) {
+      if (sqlStateOf(error) !== SQLSTATE.checkViolation) throw error;
+      // Other refunds took what this one had given back when it failed.
+      const pago = await this.pagoDe(reembolso.clientId, reembolso.pagoId);
+      this.events.refund('exceeds_payment');
+      throw new ReembolsoExcedePagoError(reembolso.pagoId, reembolso.monto, Number(pago?.reembolsable ?? 0));
+    }
+  }
+
+  /** A resumed operation may have refunded already: the gateway is asked before refunding again. */
+  private async reembolsar(reembolso: Reembolso, resumed: boolean): Promise<Refund> {
+    const refundKey = refundKeyOf(reembolso.operationId);
+    const previous = resumed ? await this.gateway.findRefund(refundKey) : undefined;
+    if (previous) return previous;
+    try {
+      return await this.gateway.refund({ refundKey, chargeId: reembolso.gatewayChargeId, amount: reembolso.monto });
+    } catch (error) {
+      // Any other failure may have refunded (an answer lost on the way): the refund stays PENDIENTE
+      // for a retry's takeover or the reconciler, which ask the processor first.
+      if (!(error instanceof GatewayUnavailableError || error instanceof RefundRefusedError)) throw error;
+      // The processor says nothing was refunded (unavailable, or refused for good): the amount goes back to the payment.
+      await this.cerrar(this.dataSource.manager, reembolso, FALLAR_REEMBOLSO, [reembolso.id]);
+      this.events.refund('failed');
+      if (error instanceof GatewayUnavailableError) throw new PasarelaNoDisponibleParaReembolsoError();
+      throw error;
+    }
+  }
+
+  /** One settling statement; when another attempt settled it first, its outcome stands. */
+  private async cerrar(manager: EntityManager, reembolso: Reembolso, statement: string, params: unknown[]): Promise<Reembolso> {
+    const [cerrado] = await queryRows<ReembolsoRow>(manager, statement, params);
+    if (cerrado) return toReembolso(cerrado);
+    const [actual] = await queryRows<ReembolsoRow>(manager, REEMBOLSO_POR_OPERACION, [reembolso.operationId]);
+    return toReembolso(actual!);
+  }
+
+  private async porOperacion(operationId: string): Promise<Reembolso | undefined> {
+    const [row] = await queryRows<ReembolsoRow>(this.dataSource.manager, REEMBOLSO_POR_OPERACION, [operationId]);
+    return row && toReembolso(row);
+  }
+
+  private async pagoDe(clientId: string, pagoId: string): Promise<{ estado: EstadoPago; reembolsable: string } | undefined> {
+    const [pago] = await queryRows<{ estado: EstadoPago; reembolsable: string }>(this.dataSource.manager, REEMBOLSABLE_DE_PAGO, [pagoId, clientId]);
+    return pago;
+  }
+}

@@ -1,0 +1,38 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from '@jest/globals';
+import type pg from 'pg';
+import type { TestClient } from './clients.js';
+import { nuevoPago, postPago } from './http.js';
+import { keyRow } from './ledger.js';
+
+/** An APROBADO payment of `monto`, paid through the API; returns its id. */
+export async function pagoAprobado(baseUrl: string, client: TestClient, monto = 1000): Promise<string> {
+  const paid = await postPago(baseUrl, { client, key: randomUUID(), body: nuevoPago({ monto }) });
+  expect(paid.status).toBe(201);
+  return paid.json.id;
+}
+
+/** A payment's refund totals on both sides: our counters, our rows, and the simulated processor's ledger. */
+export async function refundTotals(db: pg.Client, pagoId: string): Promise<{ reservado: number; reembolsado: number; aprobados: number; procesador: number }> {
+  const { rows } = await db.query(
+    `SELECT p.monto_reservado_reembolsos::int AS reservado, p.monto_reembolsado::int AS reembolsado,
+            (SELECT coalesce(sum(monto), 0)::int FROM reembolsos r WHERE r.pago_id = p.id AND r.estado = 'APROBADO') AS aprobados,
+            (SELECT coalesce(sum(amount), 0)::int FROM simulated_gateway_refunds g WHERE g.charge_id::text = p.gateway_charge_id) AS procesador
+       FROM pagos p WHERE p.id = $1`,
+    [pagoId],
+  );
+  return rows[0];
+}
+
+/** The refunds the processor recorded under one key's operation (`reembolso-<operationId>`). */
+export async function processorRefundsOf(db: pg.Client, client: TestClient, key: string): Promise<{ amount: number }[]> {
+  const row = await keyRow(db, client.clientId, key);
+  if (!row) return [];
+  const { rows } = await db.query('SELECT amount::int FROM simulated_gateway_refunds WHERE refund_key = $1', [`reembolso-${row.operation_id}`]);
+  return rows;
+}
+
+export async function countRefunds(db: pg.Client, where = 'true', params: unknown[] = []): Promise<number> {
+  const { rows } = await db.query(`SELECT count(*)::int AS n FROM reembolsos WHERE ${where}`, params);
+  return rows[0].n;
+}
