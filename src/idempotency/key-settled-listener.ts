@@ -67,7 +67,7 @@ export class KeySettledListener implements OnApplicationBootstrap, OnModuleDestr
   private async connect(): Promise<void> {
     const client = new pg.Client({
       connectionString: this.options.waiting.listenUrl,
-      application_name: 'pagos-listen',
+      application_name: 'idempotency-listener',
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       keepAlive: true,
       keepAliveInitialDelayMillis: KEEP_ALIVE_DELAY_MS,

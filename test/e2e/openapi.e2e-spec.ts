@@ -121,7 +121,7 @@ describe('the OpenAPI document (real app, real HTTP)', () => {
       expect.objectContaining({ name: 'pagoId', in: 'path', required: true }),
     ]));
     expect(post.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ReembolsoResponse' });
-    expect(Object.keys(post.responses['201'].headers).sort()).toEqual(['Idempotent-Replayed', 'Location']);
+    expect(Object.keys(post.responses['201'].headers).sort()).toEqual(['Idempotent-Replayed', 'Location', 'Preference-Applied']);
     expect(document.components.schemas.CrearReembolsoDto.required).toEqual(['monto']);
     expect(problemTypesOf(post.responses['409']).sort()).toEqual(
       ['idempotency-key-in-flight', 'pago-no-reembolsable', 'reembolso-excede-pago'].map((slug) => `https://pagos.dev/problems/${slug}`),

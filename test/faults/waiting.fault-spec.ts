@@ -40,7 +40,7 @@ describe('waiting duplicates under faults', () => {
 
   const listenerPid = async (): Promise<number | undefined> => {
     const { rows } = await db.query(
-      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND usename = $1 AND application_name = 'pagos-listen'`,
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND usename = $1 AND application_name = 'idempotency-listener'`,
       [LISTEN_ROLE],
     );
     return rows[0]?.pid;
