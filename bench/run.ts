@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -30,6 +30,8 @@ const REQUESTS_PER_CONFLICT_KEY = 64;
 // The load during the purge stops when the purge ends; this only bounds a purge that never does.
 const MAX_PURGE_SECONDS = 300;
 const PURGE_WINDOW_MS = 2_000;
+// Two checkouts benchmarking against one server must not drop each other's database.
+const BENCH_DATABASE = `pagos_bench_${createHash('sha256').update(process.cwd()).digest('hex').slice(0, 6)}`;
 
 interface Measurement {
   readonly name: string;
@@ -273,11 +275,11 @@ async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
     : await startEmbeddedPostgres({ dataDir: '.data/bench-pg', port: 54330, database: 'postgres', persistent: false });
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
-  await admin.query('DROP DATABASE IF EXISTS pagos_bench WITH (FORCE)');
-  await admin.query('CREATE DATABASE pagos_bench');
+  await admin.query(`DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${BENCH_DATABASE}`);
   await admin.end();
   const url = new URL(server.url);
-  url.pathname = '/pagos_bench';
+  url.pathname = `/${BENCH_DATABASE}`;
   return { url: url.toString(), stop: server.stop };
 }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DataSource } from 'typeorm';
-import { queryRows } from '../database/query-rows.js';
+import type pg from 'pg';
+import type { DataSource } from 'typeorm';
+import { pgPoolOf, queryRows } from '../database/query-rows.js';
 import { type Charge, type ChargeRequest, GatewayUnavailableError, type PaymentGateway } from './payment-gateway.js';
 
 export const DECLINED_TOKEN = 'tok_decline';
@@ -23,16 +24,20 @@ const FIND_CHARGE = `SELECT ${CHARGE_COLUMNS} FROM simulated_gateway_charges WHE
  * `latencyMs` to answer (half before charging, half after, like a network round trip).
  */
 export class SimulatedPaymentGateway implements PaymentGateway {
+  private readonly pool: pg.Pool;
+
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     private readonly latencyMs: number,
-  ) {}
+  ) {
+    this.pool = pgPoolOf(dataSource);
+  }
 
   async charge(request: ChargeRequest): Promise<Charge> {
     await this.wait();
     if (request.paymentToken === FAILING_TOKEN) throw new GatewayUnavailableError('simulated processor failure');
     const outcome = request.paymentToken === DECLINED_TOKEN ? 'declined' : 'approved';
-    const [recorded] = await queryRows<Charge>(this.dataSource.manager, RECORD_CHARGE, [
+    const [recorded] = await queryRows<Charge>(this.pool, RECORD_CHARGE, [
       request.chargeKey, randomUUID(), request.amount, request.currency, outcome,
     ]);
     const charge = recorded ?? (await this.findCharge(request.chargeKey))!;
@@ -41,7 +46,7 @@ export class SimulatedPaymentGateway implements PaymentGateway {
   }
 
   async findCharge(chargeKey: string): Promise<Charge | undefined> {
-    const [charge] = await queryRows<Charge>(this.dataSource.manager, FIND_CHARGE, [chargeKey]);
+    const [charge] = await queryRows<Charge>(this.pool, FIND_CHARGE, [chargeKey]);
     return charge;
   }
 

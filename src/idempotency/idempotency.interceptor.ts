@@ -15,7 +15,7 @@ import {
 } from './idempotency.errors.js';
 import { IdempotencyEvents, type IdempotencyOutcome } from './idempotency.events.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
-import { IdempotencyStore } from './idempotency.store.js';
+import { IdempotencyStore, isClaimLost } from './idempotency.store.js';
 import type { Claim, ClaimOrigin, KeyRequest, StoredResponse } from './idempotency.types.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -91,9 +91,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const commit = this.transactions.openDeferredCommit();
     try {
       const answer = await this.runHandler(response, next);
-      await commit.commitWith(async (manager) => {
-        // Thrown inside, so that the handler's joined writes roll back with the lost claim.
-        if (!(await this.store.completeKey(manager, claim, answer))) throw new IdempotencyClaimLostError();
+      // The completion travels with COMMIT; a lost claim aborts it, and the handler's joined writes with it.
+      await commit.commitWith((db) => this.store.completeKey(db, claim, answer)).catch((error: unknown) => {
+        throw isClaimLost(error) ? new IdempotencyClaimLostError() : error;
       });
       return send(response, answer);
     } catch (error) {
