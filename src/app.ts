@@ -12,7 +12,7 @@ import { requireJsonContentType } from './http/json-content-type.middleware.js';
 import { rejectUnacceptableJson } from './http/json-shape.middleware.js';
 import { serveOpenApiDocs } from './http/openapi-docs.js';
 import { ProblemFilter } from './http/problem.filter.js';
-import { createValidationPipe } from './http/validation.js';
+import { VALIDATION_PIPE } from './http/validation.js';
 import { REQUEST_LOGGER } from './logging/request-logger.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
 
@@ -38,7 +38,7 @@ export async function createApp(
   // After the body parser: it calls next() from stream events, outside the scope opened before it.
   app.use(app.get(Transactions).requestScope);
   app.useGlobalFilters(new ProblemFilter());
-  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalPipes(app.get(VALIDATION_PIPE));
   answerMalformedRequestsWithProblems(app.getHttpServer());
   serveOpenApiDocs(app);
   return app;

@@ -1,12 +1,33 @@
-import { type ExecutionContext, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, type ExecutionContext, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import type { Request } from 'express';
 import { RequestValidationError } from './http.errors.js';
 
+/**
+ * Remembers the DTO each parsed body became, so that the route's pipe does not validate a body again
+ * that `validateRouteBody` validated before the handler (one class-validator pass per request, not two).
+ * Keyed by the body object itself: nothing replaces or mutates it between the two.
+ */
+class OncePerBodyValidationPipe extends ValidationPipe {
+  private readonly validated = new WeakMap<object, { metatype: unknown; dto: unknown }>();
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type !== 'body' || typeof value !== 'object' || value === null) return super.transform(value, metadata);
+    const known = this.validated.get(value);
+    if (known && known.metatype === metadata.metatype) return known.dto;
+    const dto: unknown = await super.transform(value, metadata);
+    this.validated.set(value, { metatype: metadata.metatype, dto });
+    return dto;
+  }
+}
+
+/** The app's one ValidationPipe instance: the global pipe and the early validation share what it remembers. */
+export const VALIDATION_PIPE = Symbol('VALIDATION_PIPE');
+
 /** The one validation pipe of the app: unknown fields are rejected, nothing is coerced silently. */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new OncePerBodyValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     forbidUnknownValues: true,
