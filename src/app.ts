@@ -1,8 +1,6 @@
 import type { DynamicModule, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
-import type { HttpLogger } from 'pino-http';
 import { AppModule } from './app.module.js';
 import { Transactions } from './database/transactions.js';
 import type { AppConfig } from './config/app-config.js';
@@ -13,7 +11,8 @@ import { rejectUnacceptableJson } from './http/json-shape.middleware.js';
 import { serveOpenApiDocs } from './http/openapi-docs.js';
 import { ProblemFilter } from './http/problem.filter.js';
 import { VALIDATION_PIPE } from './http/validation.js';
-import { REQUEST_LOGGER } from './logging/request-logger.js';
+import { PinoNestLogger } from './logging/pino-nest-logger.js';
+import { REQUEST_LOGGER, type RequestLogger } from './logging/request-logger.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
 
 // Payment requests are a few hundred bytes; anything near this is abuse and gets a 413.
@@ -27,9 +26,12 @@ export async function createApp(
   const root = AppModule.forRoot(config, extraImports);
   // Start-up lines wait for the JSON logger instead of going out in Nest's own format.
   const app = await NestFactory.create<NestExpressApplication>(root, { bodyParser: false, bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  const requestLogger = app.get<RequestLogger>(REQUEST_LOGGER);
+  app.useLogger(new PinoNestLogger(requestLogger.logger));
   app.disable('x-powered-by');
-  app.use(app.get<HttpLogger>(REQUEST_LOGGER));
+  // Express would hash every body for an ETag; answers here are writes and per-client reads, never cached.
+  app.set('etag', false);
+  app.use(requestLogger.middleware);
   app.use(app.get(HttpMetrics).middleware);
   app.use(app.get(Draining).middleware);
   app.use(requireJsonContentType);
