@@ -2,7 +2,6 @@ import type { DynamicModule, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
-import { Transactions } from './database/transactions.js';
 import type { AppConfig } from './config/app-config.js';
 import { answerMalformedRequestsWithProblems } from './http/client-error.handler.js';
 import { Draining } from './http/draining.js';
@@ -37,8 +36,6 @@ export async function createApp(
   app.use(requireJsonContentType);
   app.useBodyParser('json', { limit: BODY_LIMIT });
   app.use(rejectUnacceptableJson);
-  // After the body parser: it calls next() from stream events, outside the scope opened before it.
-  app.use(app.get(Transactions).requestScope);
   app.useGlobalFilters(new ProblemFilter());
   app.useGlobalPipes(app.get(VALIDATION_PIPE));
   answerMalformedRequestsWithProblems(app.getHttpServer());

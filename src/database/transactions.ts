@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
@@ -22,33 +21,23 @@ export class TransactionRolledBackError extends Error {
   }
 }
 
-/** Per-request holder; mutable because Nest binds the handler to the async context of the request's start. */
-interface RequestScope {
-  deferred: DeferredCommit | undefined;
-}
-
 /**
  * The only place that opens transactions, on the DataSource's node-postgres pool in pipeline mode:
  * `BEGIN` travels with the transaction's first statement and `COMMIT` with its last one, so a
  * transaction of one statement costs one round trip more than the statement alone, not two.
  * `run` commits its own work; `runJoinable` lets a caller higher up the stack (see
  * {@link DeferredCommit}) append statements to the same transaction and decide whether it commits,
- * so that two writes of different modules become visible together. Joining needs the request scope
- * that {@link Transactions.requestScope} opens for every request.
+ * so that two writes of different modules become visible together. The deferred commit is handed
+ * down explicitly (see `JoinableCommit`), not found in an AsyncLocalStorage: on Node 20 that runs
+ * promise hooks on every promise of the process.
  */
 @Injectable()
 export class Transactions {
-  private readonly scopes = new AsyncLocalStorage<RequestScope>();
   private readonly pool: pg.Pool;
 
   constructor(dataSource: DataSource) {
     this.pool = pgPoolOf(dataSource);
   }
-
-  /** Express middleware: everything the request runs shares one (initially empty) scope. */
-  readonly requestScope = (_request: unknown, _response: unknown, next: () => void): void => {
-    this.scopes.run({ deferred: undefined }, next);
-  };
 
   async run<T>(work: TransactionWork<T>): Promise<T> {
     const transaction = await OpenTransaction.begin(this.pool);
@@ -59,20 +48,14 @@ export class Transactions {
     });
   }
 
-  /** Like `run`, unless a deferred-commit scope is open: then the work joins that scope's transaction. */
-  async runJoinable<T>(work: TransactionWork<T>): Promise<T> {
-    const deferred = this.scopes.getStore()?.deferred;
-    return deferred ? deferred.join(work) : this.run(work);
+  /** Like `run`, unless `joining` is an open deferred commit: then the work joins its transaction. */
+  async runJoinable<T>(work: TransactionWork<T>, joining: DeferredCommit | undefined): Promise<T> {
+    return joining?.isOpen ? joining.join(work) : this.run(work);
   }
 
-  /** Until it is committed or rolled back, `runJoinable` calls of this request join its transaction. */
+  /** Until it is committed or rolled back, `runJoinable` calls given it join its transaction. */
   openDeferredCommit(): DeferredCommit {
-    const scope = this.scopes.getStore();
-    if (!scope) throw new Error('no request scope: Transactions.requestScope must run before any deferred commit');
-    if (scope.deferred) throw new Error('a deferred commit is already open for this request');
-    const deferred = new DeferredCommit(this.pool, () => (scope.deferred = undefined));
-    scope.deferred = deferred;
-    return deferred;
+    return new DeferredCommit(this.pool);
   }
 }
 
@@ -83,11 +66,13 @@ export class Transactions {
  */
 export class DeferredCommit {
   private transaction: OpenTransaction | undefined;
+  private open = true;
 
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly close: () => void,
-  ) {}
+  constructor(private readonly pool: pg.Pool) {}
+
+  get isOpen(): boolean {
+    return this.open;
+  }
 
   async join<T>(work: TransactionWork<T>): Promise<T> {
     this.transaction ??= await OpenTransaction.begin(this.pool);
@@ -107,14 +92,14 @@ export class DeferredCommit {
    * or {@link TransactionRolledBackError}, whenever the COMMIT did not commit.
    */
   async commitWith<T>(last: TransactionWork<T>): Promise<T> {
-    this.close();
+    this.open = false;
     const transaction = this.transaction ?? (await OpenTransaction.begin(this.pool));
     this.transaction = undefined;
     return transaction.end(() => transaction.commitAfter(last));
   }
 
   async rollback(): Promise<void> {
-    this.close();
+    this.open = false;
     const transaction = this.transaction;
     this.transaction = undefined;
     await transaction?.abandon();

@@ -4,6 +4,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { from, lastValueFrom, type Observable } from 'rxjs';
+import { attachJoinableCommit } from '../database/joinable-commit.decorator.js';
 import { Transactions } from '../database/transactions.js';
 import { PROBLEM_CONTENT_TYPE, renderProblem } from '../http/problem.js';
 import { fingerprintRequest } from './fingerprint.js';
@@ -89,6 +90,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     attachOperationId(request, claim.operationId);
     const lease = new LeaseKeeper(this.store, claim, this.options.lockTimeoutSeconds);
     const commit = this.transactions.openDeferredCommit();
+    attachJoinableCommit(request, commit);
     try {
       const answer = await this.runHandler(response, next);
       // The completion travels with COMMIT; a lost claim aborts it, and the handler's joined writes with it.

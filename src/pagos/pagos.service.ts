@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { DataSource, Repository } from 'typeorm';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
-import { Transactions } from '../database/transactions.js';
+import { type DeferredCommit, Transactions } from '../database/transactions.js';
 import { type Charge, GatewayUnavailableError, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
 import type { CrearPagoDto } from './dto/crear-pago.dto.js';
 import { toPagoResponse } from './dto/pago.response.js';
@@ -39,16 +39,16 @@ export class PagosService {
 
   /**
    * Charges an order once per operation. Safe to call again for the same operation at any point
-   * (after a crash, a takeover, a failed charge): it resumes instead of charging twice.
+   * (after a crash, a takeover, a failed charge): it resumes instead of charging twice. The final
+   * state joins `commit` when given (the idempotency layer stores its answer in that transaction).
    */
-  async crear(command: CrearPagoCommand): Promise<Pago> {
+  async crear(command: CrearPagoCommand, commit?: DeferredCommit): Promise<Pago> {
     const operationId = command.operationId ?? randomUUID();
     const { pago, nuevo } = await this.iniciar(command, operationId);
     if (pago.estado !== 'PENDIENTE') return this.resultado(pago);
     const charge = await this.cobrar(pago, command.token, !nuevo);
     const estado: EstadoPago = charge.outcome === 'approved' ? 'APROBADO' : 'RECHAZADO';
-    // Joinable: a caller (the idempotency layer) may commit its own record in this same transaction.
-    const cerrado = await this.transactions.runJoinable((db) => this.cerrar(db, pago, estado, charge.id));
+    const cerrado = await this.transactions.runJoinable((db) => this.cerrar(db, pago, estado, charge.id), commit);
     return this.resultado(cerrado);
   }
 

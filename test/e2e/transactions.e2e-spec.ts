@@ -3,7 +3,6 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { pgPoolOf, type Queryable } from '../../src/database/query-rows.js';
 import { TransactionRolledBackError, Transactions } from '../../src/database/transactions.js';
-import { inRequestScope } from '../support/request-scope.js';
 import { createTestDatabase } from '../support/test-database.js';
 
 /** The one transaction helper, on a real pool of one connection to real PostgreSQL. */
@@ -79,20 +78,17 @@ describe('Transactions', () => {
 
   it('a deferred commit whose last statement fails, sent together with COMMIT, rolls back every joined write', async () => {
     await dataSource.query('TRUNCATE written');
-    const outcome = inRequestScope(transactions, async () => {
-      const commit = transactions.openDeferredCommit();
-      await transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (1)'));
-      await transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (2)'));
-      return commit.commitWith((db) => db.query('SELECT 1 / 0'));
-    });
-    await expect(outcome).rejects.toThrow(/division by zero/);
+    const failing = transactions.openDeferredCommit();
+    await transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (1)'), failing);
+    await transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (2)'), failing);
+    await expect(failing.commitWith((db) => db.query('SELECT 1 / 0'))).rejects.toThrow(/division by zero/);
     expect(await dataSource.query('SELECT n FROM written')).toEqual([]);
-    await inRequestScope(transactions, async () => {
-      const commit = transactions.openDeferredCommit();
-      await transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (3)'));
-      await commit.commitWith((db) => db.query('INSERT INTO written VALUES (4)'));
-    });
-    expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 3 }, { n: 4 }]);
+    const succeeding = transactions.openDeferredCommit();
+    await transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (3)'), succeeding);
+    await succeeding.commitWith((db) => db.query('INSERT INTO written VALUES (4)'));
+    // Once committed it is closed: a late joiner runs a transaction of its own.
+    await transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (5)'), succeeding);
+    expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 3 }, { n: 4 }, { n: 5 }]);
   });
 
   it('leaks nothing into the next transaction on the same connection when one fails with statements still in flight', async () => {
