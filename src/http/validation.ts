@@ -46,19 +46,32 @@ interface RouteArgument {
   readonly data?: string;
 }
 
+/** The `@Body()` arguments of a route handler, read from Nest's metadata once per handler. */
+const bodyArgumentsOf = (() => {
+  const known = new WeakMap<object, ReadonlyArray<{ readonly data?: string; readonly metatype: unknown }>>();
+  return (context: ExecutionContext) => {
+    const handler = context.getHandler();
+    let found = known.get(handler);
+    if (!found) {
+      const controller = context.getClass();
+      const routeArgs: Record<string, RouteArgument> = Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler.name) ?? {};
+      const paramTypes: unknown[] = Reflect.getMetadata('design:paramtypes', controller.prototype, handler.name) ?? [];
+      found = Object.entries(routeArgs)
+        .filter(([key]) => Number(key.split(':')[0]) === RouteParamtypes.BODY)
+        .map(([, argument]) => ({ data: argument.data, metatype: paramTypes[argument.index] }));
+      known.set(handler, found);
+    }
+    return found;
+  };
+})();
+
 /**
  * Validates the route's `@Body()` as its pipe will, but earlier. Nest runs pipes after interceptors;
  * code that must not act on an invalid request (claiming an idempotency key) calls this first.
  */
 export async function validateRouteBody(context: ExecutionContext, pipe: ValidationPipe): Promise<void> {
-  const controller = context.getClass();
-  const method = context.getHandler().name;
-  const routeArgs: Record<string, RouteArgument> = Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, method) ?? {};
-  const paramTypes: unknown[] = Reflect.getMetadata('design:paramtypes', controller.prototype, method) ?? [];
   const body = context.switchToHttp().getRequest<Request>().body;
-  for (const [key, argument] of Object.entries(routeArgs)) {
-    if (Number(key.split(':')[0]) !== RouteParamtypes.BODY) continue;
-    const value = argument.data ? body?.[argument.data] : body;
-    await pipe.transform(value, { type: 'body', metatype: paramTypes[argument.index] as never, data: argument.data });
+  for (const { data, metatype } of bodyArgumentsOf(context)) {
+    await pipe.transform(data ? body?.[data] : body, { type: 'body', metatype: metatype as never, data });
   }
 }
