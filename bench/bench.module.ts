@@ -1,3 +1,4 @@
+import { Session } from 'node:inspector/promises';
 import { Body, Controller, Get, HttpCode, HttpStatus, Module, Post, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { AuthenticatedClient } from '../src/auth/authenticated-client.js';
@@ -41,6 +42,28 @@ export class BenchController {
     return { roundTrips: benchState.roundTrips(), cpuMicros: user + system };
   }
 
+  /** Starts V8's CPU profiler in this process (`npm run bench -- --profile`). */
+  @Public()
+  @Post('profile/start')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  async startProfile(): Promise<void> {
+    profiler.session ??= new Session();
+    profiler.session.connect();
+    await profiler.session.post('Profiler.enable');
+    await profiler.session.post('Profiler.start');
+  }
+
+  /** Stops the profiler and answers the profile (.cpuprofile JSON, as Chrome DevTools reads it). */
+  @Public()
+  @Post('profile/stop')
+  @HttpCode(HttpStatus.OK)
+  async stopProfile(): Promise<unknown> {
+    const session = profiler.session!;
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    return profile;
+  }
+
   @Public()
   @Post('purge')
   @HttpCode(HttpStatus.OK)
@@ -52,6 +75,8 @@ export class BenchController {
 }
 
 export const benchState = { roundTrips: (): number => 0 };
+
+const profiler: { session?: Session } = {};
 
 export interface BenchCounters {
   readonly roundTrips: number;

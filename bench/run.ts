@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -7,6 +7,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import type { BenchCounters } from './bench.module.js';
+import { type CpuProfile, selfTimeByPackage } from './profile-summary.js';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
 
 /**
@@ -15,6 +16,7 @@ import { startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
  * writes it as JSON to bench/results/latest.json.
  */
 const QUICK = process.argv.includes('--quick');
+const PROFILE = process.argv.includes('--profile');
 const PLAN = QUICK
   ? { seconds: 3, sizeSeconds: 2, sizes: [0, 100_000], purgeRows: 100_000 }
   : { seconds: 10, sizeSeconds: 5, sizes: [0, 100_000, 1_000_000], purgeRows: 1_000_000 };
@@ -23,6 +25,9 @@ const ROUNDS = 5;
 const PORT = 3900;
 const TOKEN = 'bench-token-0123456789abcdef';
 const BASE = `http://127.0.0.1:${PORT}`;
+// The bench server runs the floor app (bench/floor-app.ts) on the next port.
+const FLOOR_BASE = `http://127.0.0.1:${PORT + 1}`;
+const TARGETS = { firstOverBaseline: 0.85, replayOverBaseline: 1.5, firstCpuOverFloor: 1.4, replayCpuOverFloor: 0.75 };
 const HEADERS = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 const REPLAY_KEYS = 500;
 // In the conflict run, this many consecutive requests share one key.
@@ -30,6 +35,10 @@ const REQUESTS_PER_CONFLICT_KEY = 64;
 // The load during the purge stops when the purge ends; this only bounds a purge that never does.
 const MAX_PURGE_SECONDS = 300;
 const PURGE_WINDOW_MS = 2_000;
+// Packages listed per profile, most self time first.
+const PROFILE_ROWS = 30;
+// Two checkouts benchmarking against one server must not drop each other's database.
+const BENCH_DATABASE = `pagos_bench_${createHash('sha256').update(process.cwd()).digest('hex').slice(0, 6)}`;
 
 interface Measurement {
   readonly name: string;
@@ -53,8 +62,8 @@ async function main(): Promise<void> {
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   try {
-    const results = await measureAll(db);
-    report(results);
+    if (PROFILE) await profileAll();
+    else report(await measureAll(db));
   } finally {
     await db.end();
     server.kill('SIGTERM');
@@ -66,11 +75,14 @@ async function main(): Promise<void> {
 async function measureAll(db: pg.Client) {
   await load('warm-up', 2, freshPayment('/pagos', true));
   // Baseline and first execution alternate in short rounds, so drift on a shared machine hits both.
-  const rounds = { baseline: [] as Measurement[], first: [] as Measurement[] };
+  await load('warm-up (floor)', 2, freshPayment('/floor/pagos', false), false, FLOOR_BASE);
+  const rounds = { floor: [] as Measurement[], baseline: [] as Measurement[], first: [] as Measurement[] };
   for (let round = 0; round < ROUNDS; round++) {
+    rounds.floor.push(await load('floor (bare Nest route, raw pg pool)', PLAN.seconds / ROUNDS, freshPayment('/floor/pagos', false), true, FLOOR_BASE));
     rounds.baseline.push(await load('baseline (no idempotency)', PLAN.seconds / ROUNDS, freshPayment('/bench/pagos-sin-idempotencia', false), true));
     rounds.first.push(await load('first execution', PLAN.seconds / ROUNDS, freshPayment('/pagos', true), true));
   }
+  const floor = median(rounds.floor);
   const baseline = median(rounds.baseline);
   const first = median(rounds.first);
   const replay = await load('replay', PLAN.seconds, await completedKeys(), true);
@@ -86,7 +98,7 @@ async function measureAll(db: pg.Client) {
     });
   }
   const purge = await purgeUnderLoad(db);
-  return { baseline, first, replay, conflicts, growth, purge };
+  return { floor, baseline, first, replay, conflicts, growth, purge };
 }
 
 function freshPayment(route: string, idempotent: boolean): RequestFactory {
@@ -116,9 +128,33 @@ function fewKeys(): RequestFactory {
   };
 }
 
-async function load(name: string, seconds: number, next: RequestFactory, countRoundTrips = false): Promise<Measurement> {
+/**
+ * `npm run bench -- --profile`: CPU profiles of the service under first executions and under replays,
+ * written to bench/results/*.cpuprofile (open them in Chrome DevTools), with self time per package.
+ */
+async function profileAll(): Promise<void> {
+  await load('warm-up', 2, freshPayment('/pagos', true));
+  const replays = await completedKeys();
+  for (const [scenario, next] of [['first', freshPayment('/pagos', true)], ['replay', replays]] as const) {
+    await fetch(`${BASE}/bench/profile/start`, { method: 'POST' });
+    const measurement = await load(`${scenario} (profiled)`, PLAN.seconds, next);
+    const profile = (await (await fetch(`${BASE}/bench/profile/stop`, { method: 'POST' })).json()) as CpuProfile;
+    const file = path.resolve(`bench/results/${scenario}.cpuprofile`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify(profile));
+    const times = selfTimeByPackage(profile);
+    const total = times.reduce((sum, time) => sum + time.ms, 0);
+    console.log(`\n${scenario}: ${measurement.requests} requests, ${round(total / measurement.requests, 3)} ms of samples (not idle) per request; profile in ${path.relative(process.cwd(), file)}\n`);
+    console.log('| self time | ms/request | share |\n| --- | ---: | ---: |');
+    for (const time of times.slice(0, PROFILE_ROWS)) {
+      console.log(`| ${time.name} | ${round(time.ms / measurement.requests, 3)} | ${round((100 * time.ms) / total, 1)}% |`);
+    }
+  }
+}
+
+async function load(name: string, seconds: number, next: RequestFactory, countRoundTrips = false, base = BASE): Promise<Measurement> {
   const before = countRoundTrips ? await counters() : undefined;
-  const measurement = measured(name, await drive(seconds, next).result);
+  const measurement = measured(name, await drive(seconds, next, base).result);
   if (!before) return measurement;
   const after = await counters();
   return {
@@ -129,10 +165,10 @@ async function load(name: string, seconds: number, next: RequestFactory, countRo
 }
 
 /** A load of `CONNECTIONS` connections for `seconds` (or until stopped), and its result once it ends. */
-function drive(seconds: number, next: RequestFactory): { instance: autocannon.Instance; result: Promise<autocannon.Result> } {
+function drive(seconds: number, next: RequestFactory, base = BASE): { instance: autocannon.Instance; result: Promise<autocannon.Result> } {
   let instance!: autocannon.Instance;
   const options = {
-    url: BASE,
+    url: base,
     connections: CONNECTIONS,
     duration: seconds,
     requests: [{ method: 'POST' as const, setupRequest: (request: autocannon.Request) => ({ ...request, ...next() }) }],
@@ -236,22 +272,31 @@ async function counters(): Promise<BenchCounters> {
 }
 
 function report(results: Awaited<ReturnType<typeof measureAll>>): void {
-  const { baseline, first, replay, conflicts, growth, purge } = results;
-  const ratios = { firstOverBaseline: round(first.rps / baseline.rps, 2), replayOverBaseline: round(replay.rps / baseline.rps, 2) };
+  const { floor, baseline, first, replay, conflicts, growth, purge } = results;
+  const cpuOverFloor = (m: Measurement) => (m.serviceCpuMsPerRequest === undefined ? undefined : round(m.serviceCpuMsPerRequest / floor.serviceCpuMsPerRequest!, 2));
+  const ratios = {
+    firstOverBaseline: round(first.rps / baseline.rps, 2),
+    replayOverBaseline: round(replay.rps / baseline.rps, 2),
+    firstCpuOverFloor: cpuOverFloor(first)!,
+    replayCpuOverFloor: cpuOverFloor(replay)!,
+  };
+  const verdict = (met: boolean) => (met ? 'met' : '**missed**');
   const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const row = (m: Measurement) =>
-    `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.p999} | ${m.errors} | ${m.roundTripsPerRequest ?? '–'} | ${m.serviceCpuMsPerRequest ?? '–'} | ${JSON.stringify(m.statuses)} |`;
+    `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.p999} | ${m.errors} | ${m.roundTripsPerRequest ?? '–'} | ${m.serviceCpuMsPerRequest ?? '–'} | ${cpuOverFloor(m) ?? '–'} | ${JSON.stringify(m.statuses)} |`;
   const lines = [
-    `Machine: ${machine}; ${CONNECTIONS} connections; ${QUICK ? 'quick' : 'full'} run of ${PLAN.seconds} s per scenario (baseline and first execution: median of ${ROUNDS} alternating rounds).`,
+    `Machine: ${machine}; ${CONNECTIONS} connections; ${QUICK ? 'quick' : 'full'} run of ${PLAN.seconds} s per scenario (floor, baseline and first execution: median of ${ROUNDS} alternating rounds).`,
     '',
-    '| scenario | req/s | p50 ms | p99 ms | p99.9 ms | errors | PG round trips/req | service CPU ms/req | statuses |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
-    ...[baseline, first, replay, conflicts].map(row),
+    '| scenario | req/s | p50 ms | p99 ms | p99.9 ms | errors | PG round trips/req | service CPU ms/req | CPU × floor | statuses |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    ...[floor, baseline, first, replay, conflicts].map(row),
     '',
-    `| ratio | value | target |`,
-    '| --- | ---: | ---: |',
-    `| first execution ÷ baseline (throughput) | ${ratios.firstOverBaseline} | ≥ 0.85 |`,
-    `| replay ÷ baseline (throughput) | ${ratios.replayOverBaseline} | ≥ 1.5 |`,
+    `| ratio | value | target | |`,
+    '| --- | ---: | ---: | --- |',
+    `| first execution ÷ baseline (throughput) | ${ratios.firstOverBaseline} | ≥ ${TARGETS.firstOverBaseline} | ${verdict(ratios.firstOverBaseline >= TARGETS.firstOverBaseline)} |`,
+    `| replay ÷ baseline (throughput) | ${ratios.replayOverBaseline} | ≥ ${TARGETS.replayOverBaseline} | ${verdict(ratios.replayOverBaseline >= TARGETS.replayOverBaseline)} |`,
+    `| first execution CPU ÷ floor CPU | ${ratios.firstCpuOverFloor} | ≤ ${TARGETS.firstCpuOverFloor} | ${verdict(ratios.firstCpuOverFloor <= TARGETS.firstCpuOverFloor)} |`,
+    `| replay CPU ÷ floor CPU | ${ratios.replayCpuOverFloor} | ≤ ${TARGETS.replayCpuOverFloor} | ${verdict(ratios.replayCpuOverFloor <= TARGETS.replayCpuOverFloor)} |`,
     '',
     '| live rows in idempotency_keys | first req/s | first p99 ms | replay req/s | replay p99 ms |',
     '| ---: | ---: | ---: | ---: | ---: |',
@@ -273,11 +318,11 @@ async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
     : await startEmbeddedPostgres({ dataDir: '.data/bench-pg', port: 54330, database: 'postgres', persistent: false });
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
-  await admin.query('DROP DATABASE IF EXISTS pagos_bench WITH (FORCE)');
-  await admin.query('CREATE DATABASE pagos_bench');
+  await admin.query(`DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${BENCH_DATABASE}`);
   await admin.end();
   const url = new URL(server.url);
-  url.pathname = '/pagos_bench';
+  url.pathname = `/${BENCH_DATABASE}`;
   return { url: url.toString(), stop: server.stop };
 }
 

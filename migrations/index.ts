@@ -2,6 +2,7 @@ import { CreateIdempotencyKeys1764700000000 } from './1764700000000-create-idemp
 import { CreatePagos1764700001000 } from './1764700001000-create-pagos.js';
 import { CreateSimulatedGatewayCharges1764700002000 } from './1764700002000-create-simulated-gateway-charges.js';
 import { ReconcilerIndexes1764700003000 } from './1764700003000-reconciler-indexes.js';
+import { CreateIdempotencyClaimLostFunction1764700003500 } from './1764700003500-create-idempotency-claim-lost-function.js';
 import { CreateReembolsos1764700004000 } from './1764700004000-create-reembolsos.js';
 import { NotifyIdempotencyKeySettled1764700012000 } from './1764700012000-notify-idempotency-key-settled.js';
 
@@ -11,6 +12,7 @@ export const MIGRATIONS = [
   CreatePagos1764700001000,
   CreateSimulatedGatewayCharges1764700002000,
   ReconcilerIndexes1764700003000,
+  CreateIdempotencyClaimLostFunction1764700003500,
   CreateReembolsos1764700004000,
   NotifyIdempotencyKeySettled1764700012000,
 ];

@@ -7,7 +7,7 @@ import type { AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { Draining } from './http/draining.js';
-import { createValidationPipe, validateRouteBody } from './http/validation.js';
+import { createValidationPipe, VALIDATION_PIPE, validateRouteBody } from './http/validation.js';
 import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -45,7 +45,7 @@ export class AppModule {
         ReembolsosModule,
         ...extraImports,
       ],
-      providers: [Draining],
+      providers: [Draining, { provide: VALIDATION_PIPE, useValue: validationPipe }],
     };
   }
 }

@@ -1,10 +1,7 @@
 import type { DynamicModule, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
-import type { HttpLogger } from 'pino-http';
 import { AppModule } from './app.module.js';
-import { Transactions } from './database/transactions.js';
 import type { AppConfig } from './config/app-config.js';
 import { answerMalformedRequestsWithProblems } from './http/client-error.handler.js';
 import { Draining } from './http/draining.js';
@@ -12,8 +9,9 @@ import { requireJsonContentType } from './http/json-content-type.middleware.js';
 import { rejectUnacceptableJson } from './http/json-shape.middleware.js';
 import { serveOpenApiDocs } from './http/openapi-docs.js';
 import { ProblemFilter } from './http/problem.filter.js';
-import { createValidationPipe } from './http/validation.js';
-import { REQUEST_LOGGER } from './logging/request-logger.js';
+import { VALIDATION_PIPE } from './http/validation.js';
+import { PinoNestLogger } from './logging/pino-nest-logger.js';
+import { REQUEST_LOGGER, type RequestLogger } from './logging/request-logger.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
 
 // Payment requests are a few hundred bytes; anything near this is abuse and gets a 413.
@@ -27,18 +25,19 @@ export async function createApp(
   const root = AppModule.forRoot(config, extraImports);
   // Start-up lines wait for the JSON logger instead of going out in Nest's own format.
   const app = await NestFactory.create<NestExpressApplication>(root, { bodyParser: false, bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  const requestLogger = app.get<RequestLogger>(REQUEST_LOGGER);
+  app.useLogger(new PinoNestLogger(requestLogger.logger));
   app.disable('x-powered-by');
-  app.use(app.get<HttpLogger>(REQUEST_LOGGER));
+  // Express would hash every body for an ETag; answers here are writes and per-client reads, never cached.
+  app.set('etag', false);
+  app.use(requestLogger.middleware);
   app.use(app.get(HttpMetrics).middleware);
   app.use(app.get(Draining).middleware);
   app.use(requireJsonContentType);
   app.useBodyParser('json', { limit: BODY_LIMIT });
   app.use(rejectUnacceptableJson);
-  // After the body parser: it calls next() from stream events, outside the scope opened before it.
-  app.use(app.get(Transactions).requestScope);
   app.useGlobalFilters(new ProblemFilter());
-  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalPipes(app.get(VALIDATION_PIPE));
   answerMalformedRequestsWithProblems(app.getHttpServer());
   serveOpenApiDocs(app);
   return app;

@@ -21,6 +21,10 @@ export function dataSourceOptions(settings: DatabaseSettings): DataSourceOptions
       // Fail fast when the database is unreachable instead of letting requests queue forever.
       connectionTimeoutMillis: 5_000,
       application_name: 'pagos',
+      // Each statement goes out as soon as it is issued, without waiting for the previous answer:
+      // Transactions sends BEGIN with a transaction's first statement and COMMIT with its last.
+      // Statements awaited one by one behave as without it. (Cursors and streams are refused.)
+      pipeline: true,
       Client: ListenedPgClient,
     },
   };

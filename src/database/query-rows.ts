@@ -1,13 +1,24 @@
-import type { EntityManager } from 'typeorm';
+import type pg from 'pg';
+import type { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 
 /**
- * Runs one parameterised statement and returns its rows. TypeORM answers UPDATE and DELETE with
- * `[rows, rowCount]` and everything else with `rows`; callers here always want the rows (RETURNING).
+ * Where a statement runs: the pool (one statement, autocommit) or an open transaction's connection
+ * (see `Transactions`). node-postgres directly: TypeORM's query runner adds a connection per call,
+ * events and result reshaping that these hand-written statements never use.
  */
-export async function queryRows<Row>(manager: EntityManager, sql: string, parameters: readonly unknown[]): Promise<Row[]> {
-  const result: unknown = await manager.query(sql, [...parameters]);
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
-    return result[0] as Row[];
-  }
-  return result as Row[];
+export interface Queryable {
+  query(text: string, values?: unknown[]): Promise<pg.QueryResult>;
+}
+
+/** Runs one parameterised statement and returns its rows (RETURNING, or a SELECT's). */
+export async function queryRows<Row>(db: Queryable, sql: string, parameters: readonly unknown[]): Promise<Row[]> {
+  return (await db.query(sql, parameters as unknown[])).rows as Row[];
+}
+
+/** The node-postgres pool behind an initialized DataSource (its `extra` options configure it). */
+export function pgPoolOf(dataSource: DataSource): pg.Pool {
+  const pool = (dataSource.driver as PostgresDriver).master as pg.Pool | undefined;
+  if (!pool) throw new Error('the DataSource is not initialized: it has no connection pool yet');
+  return pool;
 }

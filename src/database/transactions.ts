@@ -1,71 +1,61 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
+import type pg from 'pg';
+import { DataSource } from 'typeorm';
+import { pgPoolOf, type Queryable } from './query-rows.js';
 
 // A transaction waits at most this long for a row lock before failing, instead of queueing forever.
 const LOCK_TIMEOUT_MS = 5_000;
 // Statements here are single-row or bounded batches; anything slower is a fault to surface.
 const STATEMENT_TIMEOUT_MS = 15_000;
 
-// Opens the transaction and bounds it in one round trip (a simple-protocol batch of constants);
-// SET LOCAL lasts until COMMIT or ROLLBACK, so a pooled connection (or PgBouncer) keeps no trace.
+// Opens the transaction and bounds it (a simple-protocol batch of constants); SET LOCAL lasts until
+// COMMIT or ROLLBACK, so a pooled connection (or PgBouncer) keeps no trace.
 const BEGIN = `BEGIN; SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}; SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`;
 
-export type TransactionWork<T> = (manager: EntityManager) => Promise<T>;
+export type TransactionWork<T> = (db: Queryable) => Promise<T>;
 
-/** Per-request holder; mutable because Nest binds the handler to the async context of the request's start. */
-interface RequestScope {
-  deferred: DeferredCommit | undefined;
+/** COMMIT was answered with ROLLBACK: a statement of the transaction failed, and nothing was written. */
+export class TransactionRolledBackError extends Error {
+  constructor() {
+    super('the transaction was rolled back instead of committed');
+  }
 }
 
 /**
- * The only place that opens transactions. `run` commits its own work; `runJoinable` lets a caller
- * higher up the stack (see {@link DeferredCommit}) append statements to the same transaction and
- * decide whether it commits, so that two writes of different modules become visible together.
- * Joining needs the request scope that {@link Transactions.requestScope} opens for every request.
+ * The only place that opens transactions, on the DataSource's node-postgres pool in pipeline mode:
+ * `BEGIN` travels with the transaction's first statement and `COMMIT` with its last one, so a
+ * transaction of one statement costs one round trip more than the statement alone, not two.
+ * `run` commits its own work; `runJoinable` lets a caller higher up the stack (see
+ * {@link DeferredCommit}) append statements to the same transaction and decide whether it commits,
+ * so that two writes of different modules become visible together. The deferred commit is handed
+ * down explicitly (see `JoinableCommit`), not found in an AsyncLocalStorage: on Node 20 that runs
+ * promise hooks on every promise of the process.
  */
 @Injectable()
 export class Transactions {
-  private readonly scopes = new AsyncLocalStorage<RequestScope>();
+  private readonly pool: pg.Pool;
 
-  constructor(private readonly dataSource: DataSource) {}
-
-  /** Express middleware: everything the request runs shares one (initially empty) scope. */
-  readonly requestScope = (_request: unknown, _response: unknown, next: () => void): void => {
-    this.scopes.run({ deferred: undefined }, next);
-  };
+  constructor(dataSource: DataSource) {
+    this.pool = pgPoolOf(dataSource);
+  }
 
   async run<T>(work: TransactionWork<T>): Promise<T> {
-    return commitAfter(await this.begin(), work);
+    const transaction = await OpenTransaction.begin(this.pool);
+    return transaction.end(async () => {
+      const result = await work(transaction);
+      await transaction.commit();
+      return result;
+    });
   }
 
-  /** Like `run`, unless a deferred-commit scope is open: then the work joins that scope's transaction. */
-  async runJoinable<T>(work: TransactionWork<T>): Promise<T> {
-    const deferred = this.scopes.getStore()?.deferred;
-    return deferred ? deferred.join(work) : this.run(work);
+  /** Like `run`, unless `joining` is an open deferred commit: then the work joins its transaction. */
+  async runJoinable<T>(work: TransactionWork<T>, joining: DeferredCommit | undefined): Promise<T> {
+    return joining?.isOpen ? joining.join(work) : this.run(work);
   }
 
-  /** Until it is committed or rolled back, `runJoinable` calls of this request join its transaction. */
+  /** Until it is committed or rolled back, `runJoinable` calls given it join its transaction. */
   openDeferredCommit(): DeferredCommit {
-    const scope = this.scopes.getStore();
-    if (!scope) throw new Error('no request scope: Transactions.requestScope must run before any deferred commit');
-    if (scope.deferred) throw new Error('a deferred commit is already open for this request');
-    const deferred = new DeferredCommit(() => this.begin(), () => (scope.deferred = undefined));
-    scope.deferred = deferred;
-    return deferred;
-  }
-
-  private async begin(): Promise<QueryRunner> {
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      await runner.connect();
-      await runner.query(BEGIN);
-      return runner;
-    } catch (error) {
-      await rollbackQuietly(runner);
-      await runner.release();
-      throw error;
-    }
+    return new DeferredCommit(this.pool);
   }
 }
 
@@ -75,61 +65,126 @@ export class Transactions {
  * with exactly one of `commitWith` or `rollback`.
  */
 export class DeferredCommit {
-  private runner: QueryRunner | undefined;
+  private transaction: OpenTransaction | undefined;
+  private open = true;
 
-  constructor(
-    private readonly begin: () => Promise<QueryRunner>,
-    private readonly close: () => void,
-  ) {}
+  constructor(private readonly pool: pg.Pool) {}
+
+  get isOpen(): boolean {
+    return this.open;
+  }
 
   async join<T>(work: TransactionWork<T>): Promise<T> {
-    this.runner ??= await this.begin();
+    this.transaction ??= await OpenTransaction.begin(this.pool);
     try {
-      return await work(this.runner.manager);
+      return await work(this.transaction);
     } catch (error) {
       await this.rollback();
       throw error;
     }
   }
 
-  /** Runs `last` in the shared transaction (or a new one if nothing joined) and commits both. */
+  /**
+   * Runs `last` in the shared transaction (or a new one if nothing joined) and commits both. `last`
+   * sends exactly one statement, and COMMIT goes right behind it without waiting for its answer:
+   * a statement that must decide whether the transaction commits raises an error when it does not
+   * apply, so that PostgreSQL answers the COMMIT with ROLLBACK. Rejects with the statement's error,
+   * or {@link TransactionRolledBackError}, whenever the COMMIT did not commit.
+   */
   async commitWith<T>(last: TransactionWork<T>): Promise<T> {
-    this.close();
-    const runner = this.runner ?? (await this.begin());
-    this.runner = undefined;
-    return commitAfter(runner, last);
+    this.open = false;
+    const transaction = this.transaction ?? (await OpenTransaction.begin(this.pool));
+    this.transaction = undefined;
+    return transaction.end(() => transaction.commitAfter(last));
   }
 
   async rollback(): Promise<void> {
-    this.close();
-    const runner = this.runner;
-    this.runner = undefined;
-    if (!runner) return;
-    await rollbackQuietly(runner);
-    await runner.release();
+    this.open = false;
+    const transaction = this.transaction;
+    this.transaction = undefined;
+    await transaction?.abandon();
   }
 }
 
-/** Runs the work on an open transaction and commits it, or rolls it back; releases the connection either way. */
-async function commitAfter<T>(runner: QueryRunner, work: TransactionWork<T>): Promise<T> {
-  try {
-    const result = await work(runner.manager);
-    await runner.query('COMMIT');
+/** A pooled connection inside BEGIN … COMMIT/ROLLBACK, in pipeline mode. */
+class OpenTransaction implements Queryable {
+  private constructor(
+    private readonly client: pg.PoolClient,
+    private readonly begun: Promise<unknown>,
+  ) {}
+
+  /** Sends BEGIN without waiting for it: the first statement follows it in the same round trip. */
+  static async begin(pool: pg.Pool): Promise<OpenTransaction> {
+    const client = await pool.connect();
+    const begun = client.query(BEGIN);
+    // Awaited by the commit; a BEGIN that fails takes the statements queued behind it down too.
+    begun.catch(() => undefined);
+    return new OpenTransaction(client, begun);
+  }
+
+  query(text: string, values?: unknown[]): Promise<pg.QueryResult> {
+    return this.client.query(text, values);
+  }
+
+  async commit(): Promise<void> {
+    await this.begun;
+    assertCommitted(await this.client.query('COMMIT'));
+  }
+
+  /** Runs `last`, whose one statement is followed by COMMIT in the same round trip. */
+  async commitAfter<T>(last: TransactionWork<T>): Promise<T> {
+    let committing: Promise<pg.QueryResult> | undefined;
+    const once: Queryable = {
+      query: (text: string, values?: unknown[]) => {
+        if (committing) throw new Error('commitWith: the last work sent a second statement after COMMIT');
+        const answer = this.client.query(text, values);
+        committing = this.client.query('COMMIT');
+        committing.catch(() => undefined);
+        return answer;
+      },
+    };
+    let result: T;
+    try {
+      result = await last(once);
+    } catch (error) {
+      // The COMMIT behind a failed statement is answered with ROLLBACK; wait for it before rolling back.
+      await committing?.catch(() => undefined);
+      throw error;
+    }
+    if (!committing) throw new Error('commitWith: the last work sent no statement');
+    await this.begun;
+    assertCommitted(await committing);
     return result;
-  } catch (error) {
-    await rollbackQuietly(runner);
-    throw error;
-  } finally {
-    await runner.release();
+  }
+
+  /** Runs `work` (which ends in a commit) and releases the connection; rolls back first if it fails. */
+  async end<T>(work: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await work();
+    } catch (error) {
+      await this.abandon();
+      throw error;
+    }
+    this.client.release();
+    return result;
+  }
+
+  /**
+   * Rolls back and releases. A connection whose ROLLBACK failed may still be inside the transaction,
+   * so it is destroyed instead of being handed to the next one. After a COMMIT that failed or was
+   * answered with ROLLBACK there is no transaction left, and ROLLBACK only warns.
+   */
+  async abandon(): Promise<void> {
+    try {
+      await this.client.query('ROLLBACK');
+      this.client.release();
+    } catch (error) {
+      this.client.release(error as Error);
+    }
   }
 }
 
-// A failed rollback means the connection is gone, and PostgreSQL discards the transaction anyway.
-// Without an open transaction ROLLBACK only warns, so it needs no bookkeeping of its own.
-async function rollbackQuietly(runner: QueryRunner): Promise<void> {
-  try {
-    await runner.query('ROLLBACK');
-  } catch {
-    /* the original error is the one worth reporting */
-  }
+function assertCommitted(result: pg.QueryResult): void {
+  if (result.command !== 'COMMIT') throw new TransactionRolledBackError();
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DataSource } from 'typeorm';
+import type pg from 'pg';
+import type { DataSource } from 'typeorm';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
-import { queryRows } from '../database/query-rows.js';
+import { pgPoolOf, queryRows } from '../database/query-rows.js';
 import {
   type Charge, type ChargeRequest, GatewayUnavailableError, type PaymentGateway, type Refund, RefundRefusedError, type RefundRequest,
 } from './payment-gateway.js';
@@ -46,16 +47,20 @@ const FIND_REFUND = `SELECT ${REFUND_COLUMNS} FROM simulated_gateway_refunds WHE
  * by charge and refund key, and takes `latencyMs` to answer (half before, half after, like a round trip).
  */
 export class SimulatedPaymentGateway implements PaymentGateway {
+  private readonly pool: pg.Pool;
+
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     private readonly latencyMs: number,
-  ) {}
+  ) {
+    this.pool = pgPoolOf(dataSource);
+  }
 
   async charge(request: ChargeRequest): Promise<Charge> {
     await this.wait();
     if (request.paymentToken === FAILING_TOKEN) throw new GatewayUnavailableError('simulated processor failure');
     const outcome = request.paymentToken === DECLINED_TOKEN ? 'declined' : 'approved';
-    const [recorded] = await queryRows<Charge>(this.dataSource.manager, RECORD_CHARGE, [
+    const [recorded] = await queryRows<Charge>(this.pool, RECORD_CHARGE, [
       request.chargeKey, randomUUID(), request.amount, request.currency, outcome,
     ]);
     const charge = recorded ?? (await this.findCharge(request.chargeKey))!;
@@ -64,7 +69,7 @@ export class SimulatedPaymentGateway implements PaymentGateway {
   }
 
   async findCharge(chargeKey: string): Promise<Charge | undefined> {
-    const [charge] = await queryRows<Charge>(this.dataSource.manager, FIND_CHARGE, [chargeKey]);
+    const [charge] = await queryRows<Charge>(this.pool, FIND_CHARGE, [chargeKey]);
     return charge;
   }
 
@@ -78,13 +83,13 @@ export class SimulatedPaymentGateway implements PaymentGateway {
   }
 
   async findRefund(refundKey: string): Promise<Refund | undefined> {
-    const [refund] = await queryRows<Refund>(this.dataSource.manager, FIND_REFUND, [refundKey]);
+    const [refund] = await queryRows<Refund>(this.pool, FIND_REFUND, [refundKey]);
     return refund;
   }
 
   private async recordRefund(request: RefundRequest): Promise<Refund | undefined> {
     try {
-      const [recorded] = await queryRows<Refund>(this.dataSource.manager, RECORD_REFUND, [request.refundKey, randomUUID(), request.chargeId, request.amount]);
+      const [recorded] = await queryRows<Refund>(this.pool, RECORD_REFUND, [request.refundKey, randomUUID(), request.chargeId, request.amount]);
       return recorded;
     } catch (error) {
       if (sqlStateOf(error) === SQLSTATE.checkViolation) throw new RefundRefusedError(`refunds of charge ${request.chargeId} would exceed it`);

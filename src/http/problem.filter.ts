@@ -1,8 +1,9 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../database/postgres-errors.js';
 import { PROBLEM_CONTENT_TYPE, ProblemException, renderProblem } from './problem.js';
 import { DatabaseUnavailableError } from './http.errors.js';
+import { loggedRequestIdOf } from '../logging/request-logger.js';
 
 /** Writes every error as application/problem+json; unknown errors are logged once, with their cause. */
 @Catch()
@@ -10,22 +11,25 @@ export class ProblemFilter implements ExceptionFilter {
   private readonly logger = new Logger(ProblemFilter.name);
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const response = host.switchToHttp().getResponse<Response>();
-    const problem = renderProblem(this.classify(exception));
+    const http = host.switchToHttp();
+    const response = http.getResponse<Response>();
+    const problem = renderProblem(this.classify(exception, { id: loggedRequestIdOf(http.getRequest<Request>()) }));
     if (response.headersSent) return;
     response.status(problem.status).set(problem.headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem.body));
   }
 
-  private classify(exception: unknown): unknown {
+  /** Lines logged here carry the request's id (`req`), as its request line does. */
+  private classify(exception: unknown, req: { id: string | undefined }): unknown {
     if (exception instanceof HttpException) {
-      if (!(exception instanceof ProblemException) && exception.getStatus() >= 500) this.logger.error(exception.message, exception.stack);
+      if (!(exception instanceof ProblemException) && exception.getStatus() >= 500) this.logger.error({ req, err: exception, msg: exception.message });
       return exception;
     }
     if (isDatabaseUnavailable(exception)) {
-      this.logger.warn(`database unavailable: ${(exception as Error).message}`);
+      this.logger.warn({ req, msg: `database unavailable: ${(exception as Error).message}` });
       return new DatabaseUnavailableError();
     }
-    this.logger.error(exception instanceof Error ? exception.message : String(exception), (exception as Error)?.stack);
+    const err = exception instanceof Error ? exception : new Error(String(exception));
+    this.logger.error({ req, err, msg: err.message });
     return exception;
   }
 }

@@ -1,12 +1,33 @@
-import { type ExecutionContext, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, type ExecutionContext, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import type { Request } from 'express';
 import { RequestValidationError } from './http.errors.js';
 
+/**
+ * Remembers the DTO each parsed body became, so that the route's pipe does not validate a body again
+ * that `validateRouteBody` validated before the handler (one class-validator pass per request, not two).
+ * Keyed by the body object itself: nothing replaces or mutates it between the two.
+ */
+class OncePerBodyValidationPipe extends ValidationPipe {
+  private readonly validated = new WeakMap<object, { metatype: unknown; dto: unknown }>();
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type !== 'body' || typeof value !== 'object' || value === null) return super.transform(value, metadata);
+    const known = this.validated.get(value);
+    if (known && known.metatype === metadata.metatype) return known.dto;
+    const dto: unknown = await super.transform(value, metadata);
+    this.validated.set(value, { metatype: metadata.metatype, dto });
+    return dto;
+  }
+}
+
+/** The app's one ValidationPipe instance: the global pipe and the early validation share what it remembers. */
+export const VALIDATION_PIPE = Symbol('VALIDATION_PIPE');
+
 /** The one validation pipe of the app: unknown fields are rejected, nothing is coerced silently. */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new OncePerBodyValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     forbidUnknownValues: true,
@@ -25,19 +46,32 @@ interface RouteArgument {
   readonly data?: string;
 }
 
+/** The `@Body()` arguments of a route handler, read from Nest's metadata once per handler. */
+const bodyArgumentsOf = (() => {
+  const known = new WeakMap<object, ReadonlyArray<{ readonly data?: string; readonly metatype: unknown }>>();
+  return (context: ExecutionContext) => {
+    const handler = context.getHandler();
+    let found = known.get(handler);
+    if (!found) {
+      const controller = context.getClass();
+      const routeArgs: Record<string, RouteArgument> = Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler.name) ?? {};
+      const paramTypes: unknown[] = Reflect.getMetadata('design:paramtypes', controller.prototype, handler.name) ?? [];
+      found = Object.entries(routeArgs)
+        .filter(([key]) => Number(key.split(':')[0]) === RouteParamtypes.BODY)
+        .map(([, argument]) => ({ data: argument.data, metatype: paramTypes[argument.index] }));
+      known.set(handler, found);
+    }
+    return found;
+  };
+})();
+
 /**
  * Validates the route's `@Body()` as its pipe will, but earlier. Nest runs pipes after interceptors;
  * code that must not act on an invalid request (claiming an idempotency key) calls this first.
  */
 export async function validateRouteBody(context: ExecutionContext, pipe: ValidationPipe): Promise<void> {
-  const controller = context.getClass();
-  const method = context.getHandler().name;
-  const routeArgs: Record<string, RouteArgument> = Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, method) ?? {};
-  const paramTypes: unknown[] = Reflect.getMetadata('design:paramtypes', controller.prototype, method) ?? [];
   const body = context.switchToHttp().getRequest<Request>().body;
-  for (const [key, argument] of Object.entries(routeArgs)) {
-    if (Number(key.split(':')[0]) !== RouteParamtypes.BODY) continue;
-    const value = argument.data ? body?.[argument.data] : body;
-    await pipe.transform(value, { type: 'body', metatype: paramTypes[argument.index] as never, data: argument.data });
+  for (const { data, metatype } of bodyArgumentsOf(context)) {
+    await pipe.transform(data ? body?.[data] : body, { type: 'body', metatype: metatype as never, data });
   }
 }

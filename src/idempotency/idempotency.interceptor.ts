@@ -4,6 +4,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { from, lastValueFrom, type Observable } from 'rxjs';
+import { attachJoinableCommit } from '../database/joinable-commit.decorator.js';
 import { Transactions } from '../database/transactions.js';
 import { fingerprintRequest } from './fingerprint.js';
 import {
@@ -15,7 +16,7 @@ import {
 import { IdempotencyEvents, type IdempotencyOutcome } from './idempotency.events.js';
 import { InFlightWaiter } from './in-flight-waiter.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
-import { IdempotencyStore } from './idempotency.store.js';
+import { IdempotencyStore, isClaimLost } from './idempotency.store.js';
 import type { Claim, ClaimOrigin, KeyRequest, StoredResponse } from './idempotency.types.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -95,11 +96,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
     attachOperationId(request, claim.operationId);
     const lease = new LeaseKeeper(this.store, claim, this.options.lockTimeoutSeconds);
     const commit = this.transactions.openDeferredCommit();
+    attachJoinableCommit(request, commit);
     try {
       const answer = await this.runHandler(response, next);
-      await commit.commitWith(async (manager) => {
-        // Thrown inside, so that the handler's joined writes roll back with the lost claim.
-        if (!(await this.store.completeKey(manager, claim, answer))) throw new IdempotencyClaimLostError();
+      // The completion travels with COMMIT; a lost claim aborts it, and the handler's joined writes with it.
+      await commit.commitWith((db) => this.store.completeKey(db, claim, answer)).catch((error: unknown) => {
+        throw isClaimLost(error) ? new IdempotencyClaimLostError() : error;
       });
       return send(response, answer);
     } catch (error) {

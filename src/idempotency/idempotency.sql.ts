@@ -93,19 +93,27 @@ export const RENEW_KEY = `
    WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight'
   RETURNING 1 AS renewed`;
 
+/** SQLSTATE that COMPLETE_KEY raises (through `idempotency_claim_lost()`, see its migration) when it matches no row. */
+export const CLAIM_LOST_SQLSTATE = 'IK001';
+
 /**
  * in_flight → completed with the response, for the owner only; runs in the transaction of the
  * handler's last write, so the business row and the stored answer commit together.
  * Race: a stalled owner waking after a takeover cannot overwrite the new owner's answer.
- * Zero rows: ownership was lost; the caller rolls its transaction back.
+ * Zero rows would leave nothing to check before the COMMIT that is pipelined behind this statement,
+ * so it raises CLAIM_LOST_SQLSTATE instead: the transaction aborts and its COMMIT answers ROLLBACK.
+ * (CASE evaluates its ELSE only when no row was completed; the CTE runs whether or not it is read.)
  * $1 scope, $2 key, $3 lock token, $4 status code, $5 headers (json), $6 body.
  */
 export const COMPLETE_KEY = `
-  UPDATE idempotency_keys
-     SET status = 'completed', lock_token = NULL, locked_at = NULL,
-         response_status = $4::smallint, response_headers = $5::jsonb, response_body = $6::text
-   WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight'
-  RETURNING 1 AS completed`;
+  WITH completed AS (
+    UPDATE idempotency_keys
+       SET status = 'completed', lock_token = NULL, locked_at = NULL,
+           response_status = $4::smallint, response_headers = $5::jsonb, response_body = $6::text
+     WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight'
+    RETURNING 1
+  )
+  SELECT CASE WHEN EXISTS (SELECT FROM completed) THEN true ELSE idempotency_claim_lost() END AS completed`;
 
 /**
  * in_flight → released, for the owner only, after a failure of our own (5xx): the next retry with

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import { queryRows } from '../database/query-rows.js';
+import type pg from 'pg';
+import { DataSource } from 'typeorm';
+import { sqlStateOf } from '../database/postgres-errors.js';
+import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import {
-  CLAIM_KEY, COMPLETE_KEY, DESCRIBE_KEY, FIND_KEY, FIND_OPERATION_CLAIMS, PURGE_EXPIRED_KEYS, RELEASE_ABANDONED_KEY, RELEASE_KEY, RENEW_KEY,
-  TAKE_OVER_KEY, TAKE_OVER_STALE_OPERATION,
+  CLAIM_KEY, CLAIM_LOST_SQLSTATE, COMPLETE_KEY, DESCRIBE_KEY, FIND_KEY, FIND_OPERATION_CLAIMS, PURGE_EXPIRED_KEYS, RELEASE_ABANDONED_KEY,
+  RELEASE_KEY, RENEW_KEY, TAKE_OVER_KEY, TAKE_OVER_STALE_OPERATION,
 } from './idempotency.sql.js';
 import type {
   Claim, ClaimOutcome, ClaimState, KeyDescription, KeyRequest, StaleOperationOutcome, StoredResponse,
@@ -33,10 +35,14 @@ const MAX_CLAIM_ROUNDS = 3;
 /** Runs the statements of `idempotency.sql.ts` and turns their rows into typed outcomes. No HTTP here. */
 @Injectable()
 export class IdempotencyStore {
+  private readonly pool: pg.Pool;
+
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
-  ) {}
+  ) {
+    this.pool = pgPoolOf(dataSource);
+  }
 
   async claimKey(request: KeyRequest): Promise<ClaimOutcome> {
     for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
@@ -59,17 +65,17 @@ export class IdempotencyStore {
     return rows.length === 1;
   }
 
-  /** Stores the answer in the caller's transaction; false means the claim was lost and nothing was written. */
-  async completeKey(manager: EntityManager, claim: Claim, response: StoredResponse): Promise<boolean> {
-    const rows = await queryRows(manager, COMPLETE_KEY, [
-      claim.scope, claim.key, claim.lockToken, response.status, JSON.stringify(response.headers), response.body,
-    ]);
-    return rows.length === 1;
+  /**
+   * Stores the answer in the caller's transaction. A lost claim rejects with an error that
+   * {@link isClaimLost} recognises, and aborts that transaction: nothing of it is written.
+   */
+  async completeKey(db: Queryable, claim: Claim, response: StoredResponse): Promise<void> {
+    await queryRows(db, COMPLETE_KEY, [claim.scope, claim.key, claim.lockToken, response.status, JSON.stringify(response.headers), response.body]);
   }
 
-  /** Gives the claim up (on `manager`, to commit with other writes); false means it was no longer ours. */
-  async releaseKey(claim: Claim, manager: EntityManager = this.dataSource.manager): Promise<boolean> {
-    const rows = await queryRows(manager, RELEASE_KEY, [claim.scope, claim.key, claim.lockToken]);
+  /** Gives the claim up (on `db`, to commit with other writes); false means it was no longer ours. */
+  async releaseKey(claim: Claim, db: Queryable = this.pool): Promise<boolean> {
+    const rows = await queryRows(db, RELEASE_KEY, [claim.scope, claim.key, claim.lockToken]);
     return rows.length === 1;
   }
 
@@ -127,8 +133,13 @@ export class IdempotencyStore {
   }
 
   private run<Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]> {
-    return queryRows<Row>(this.dataSource.manager, sql, parameters);
+    return queryRows<Row>(this.pool, sql, parameters);
   }
+}
+
+/** True for the error of a completion whose claim was taken over meanwhile (see COMPLETE_KEY). */
+export function isClaimLost(error: unknown): boolean {
+  return sqlStateOf(error) === CLAIM_LOST_SQLSTATE;
 }
 
 function storedResponseOf(row: KeyRow): StoredResponse {

@@ -1,8 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import { queryRows } from '../database/query-rows.js';
+import type pg from 'pg';
+import { DataSource } from 'typeorm';
+import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { Transactions } from '../database/transactions.js';
-import { IdempotencyStore } from '../idempotency/idempotency.store.js';
+import { IdempotencyStore, isClaimLost } from '../idempotency/idempotency.store.js';
 import type { Claim, StoredResponse } from '../idempotency/idempotency.types.js';
 import type { ReconcileResult } from './pagos.events.js';
 import { devolverPendiente, reservarPendiente, type TablaConciliable } from './pending-versions.sql.js';
@@ -34,8 +35,8 @@ export interface AbandonedOperationKind<Item, Found> {
   stale(olderThanSeconds: number, after: string, limit: number): Promise<Array<PendingOperation<Item>>>;
   /** Asks the processor; throws when it can't be reached (nothing is written then). */
   ask(item: Item): Promise<Found>;
-  /** Writes the final state on `manager` if the row is still PENDIENTE at `version`; undefined when another writer came first. */
-  write(manager: EntityManager, pending: PendingOperation<Item>, version: string, found: Found): Promise<Settlement | undefined>;
+  /** Writes the final state on `db` if the row is still PENDIENTE at `version`; undefined when another writer came first. */
+  write(db: Queryable, pending: PendingOperation<Item>, version: string, found: Found): Promise<Settlement | undefined>;
   /** Reports a settlement (metrics). */
   report(result: ReconcileResult): void;
 }
@@ -55,14 +56,18 @@ class ClaimLostError extends Error {}
 export class AbandonedOperations {
   private readonly logger = new Logger(AbandonedOperations.name);
 
+  private readonly pool: pg.Pool;
+
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     private readonly transactions: Transactions,
     private readonly idempotency: IdempotencyStore,
-  ) {}
+  ) {
+    this.pool = pgPoolOf(dataSource);
+  }
 
   async settle<Item, Found>(kind: AbandonedOperationKind<Item, Found>, pending: PendingOperation<Item>): Promise<Attempt> {
-    const [reserved] = await queryRows<{ version: string }>(this.dataSource.manager, reservarPendiente(kind.tabla), [pending.id, pending.version]);
+    const [reserved] = await queryRows<{ version: string }>(this.pool, reservarPendiente(kind.tabla), [pending.id, pending.version]);
     if (!reserved) return 'lost';
     const operation = await this.idempotency.takeOverStaleOperation(pending.operationId);
     if (operation.kind === 'held') {
@@ -87,7 +92,7 @@ export class AbandonedOperations {
 
   /** Gives the reservation back, so that the next pass looks at the row again. */
   private async leaveAsFound(kind: AbandonedOperationKind<unknown, unknown>, pending: PendingOperation<unknown>, reserved: string): Promise<void> {
-    await queryRows(this.dataSource.manager, devolverPendiente(kind.tabla), [pending.id, reserved, pending.version]);
+    await queryRows(this.pool, devolverPendiente(kind.tabla), [pending.id, reserved, pending.version]);
   }
 
   /** The final state and the key's settlement in one transaction; undefined when another writer came first. */
@@ -95,24 +100,29 @@ export class AbandonedOperations {
     kind: AbandonedOperationKind<Item, Found>, pending: PendingOperation<Item>, version: string, found: Found, claim: Claim | undefined,
   ): Promise<Settlement | undefined> {
     try {
-      const settled = await this.transactions.run(async (manager) => {
-        const settlement = await kind.write(manager, pending, version, found);
+      const settled = await this.transactions.run(async (db) => {
+        const settlement = await kind.write(db, pending, version, found);
         if (!settlement) return undefined;
-        if (claim && !(await this.settleClaim(manager, claim, settlement))) throw new ClaimLostError();
+        if (claim && !(await this.settleClaim(db, claim, settlement))) throw new ClaimLostError();
         return settlement;
       });
       // Somebody resumed or settled it first: the claim we took is theirs to decide again.
       if (!settled && claim) await this.idempotency.releaseKey(claim);
       return settled;
     } catch (error) {
-      if (error instanceof ClaimLostError) return undefined;
+      // The claim was taken from us meanwhile (we stalled past the lock timeout): its new owner decides.
+      if (error instanceof ClaimLostError || isClaimLost(error)) return undefined;
       throw error;
     }
   }
 
-  /** Done: the key gets the route's answer. Nothing done: the key is released, so a retry runs again. */
-  private settleClaim(manager: EntityManager, claim: Claim, settlement: Settlement): Promise<boolean> {
-    if (!settlement.answer) return this.idempotency.releaseKey(claim, manager);
-    return this.idempotency.completeKey(manager, claim, settlement.answer);
+  /**
+   * Done: the key gets the route's answer (a lost claim makes completeKey abort the transaction).
+   * Nothing done: the key is released, so a retry runs again; false when it was no longer ours.
+   */
+  private async settleClaim(db: Queryable, claim: Claim, settlement: Settlement): Promise<boolean> {
+    if (!settlement.answer) return this.idempotency.releaseKey(claim, db);
+    await this.idempotency.completeKey(db, claim, settlement.answer);
+    return true;
   }
 }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import { queryRows } from '../database/query-rows.js';
+import type pg from 'pg';
+import { DataSource } from 'typeorm';
+import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { type Charge, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
 import type { AbandonedOperationKind, PendingOperation, Settlement } from './abandoned-operations.js';
 import { chargeKeyOf, type EstadoPago, type Pago } from './pago.entity.js';
@@ -17,14 +18,18 @@ import { CONCILIAR_PAGO, CONTAR_PENDIENTES_DESDE, PAGOS_PENDIENTES_DESDE } from 
 export class PagosAbandonados implements AbandonedOperationKind<Pago, Charge | undefined> {
   readonly tabla = 'pagos';
 
+  private readonly pool: pg.Pool;
+
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     @Inject(PAYMENT_GATEWAY) private readonly gateway: PaymentGateway,
     private readonly events: PagosEvents,
-  ) {}
+  ) {
+    this.pool = pgPoolOf(dataSource);
+  }
 
   async stale(olderThanSeconds: number, after: string, limit: number): Promise<Array<PendingOperation<Pago>>> {
-    const rows = await queryRows<PagoRow & { version: string }>(this.dataSource.manager, PAGOS_PENDIENTES_DESDE, [olderThanSeconds, after, limit]);
+    const rows = await queryRows<PagoRow & { version: string }>(this.pool, PAGOS_PENDIENTES_DESDE, [olderThanSeconds, after, limit]);
     return rows.map(({ version, ...row }) => {
       const pago = toPago(row);
       const summary = `pago ${pago.id}  client ${pago.clientId}  order ${pago.numeroOrden}  ${pago.monto} ${pago.moneda}`;
@@ -33,7 +38,7 @@ export class PagosAbandonados implements AbandonedOperationKind<Pago, Charge | u
   }
 
   async count(olderThanSeconds: number): Promise<number> {
-    const [row] = await queryRows<{ n: number }>(this.dataSource.manager, CONTAR_PENDIENTES_DESDE, [olderThanSeconds]);
+    const [row] = await queryRows<{ n: number }>(this.pool, CONTAR_PENDIENTES_DESDE, [olderThanSeconds]);
     return row!.n;
   }
 
@@ -41,8 +46,8 @@ export class PagosAbandonados implements AbandonedOperationKind<Pago, Charge | u
     return this.gateway.findCharge(chargeKeyOf(pago.operationId));
   }
 
-  async write(manager: EntityManager, { item }: PendingOperation<Pago>, version: string, charge: Charge | undefined): Promise<Settlement | undefined> {
-    const [row] = await queryRows<PagoRow>(manager, CONCILIAR_PAGO, [item.id, estadoOf(charge), charge?.id ?? null, version]);
+  async write(db: Queryable, { item }: PendingOperation<Pago>, version: string, charge: Charge | undefined): Promise<Settlement | undefined> {
+    const [row] = await queryRows<PagoRow>(db, CONCILIAR_PAGO, [item.id, estadoOf(charge), charge?.id ?? null, version]);
     if (!row) return undefined;
     const cerrado = toPago(row);
     return { result: resultOf(cerrado.estado), answer: cerrado.estado === 'FALLIDO' ? undefined : storedAnswerOf(cerrado) };

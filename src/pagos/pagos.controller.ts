@@ -1,6 +1,8 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Param, ParseUUIDPipe, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { AuthenticatedClient } from '../auth/authenticated-client.js';
+import { JoinableCommit } from '../database/joinable-commit.decorator.js';
+import type { DeferredCommit } from '../database/transactions.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
 import { IdempotentOperationId } from '../idempotency/operation-id.decorator.js';
 import { RateLimited } from '../rate-limit/rate-limited.decorator.js';
@@ -29,9 +31,10 @@ export class PagosController {
     @Body() dto: CrearPagoDto,
     @AuthenticatedClient() clientId: string,
     @IdempotentOperationId() operationId: string | undefined,
+    @JoinableCommit() commit: DeferredCommit | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PagoResponse> {
-    const pago = await this.pagos.crear({ ...dto, clientId, operationId });
+    const pago = await this.pagos.crear({ ...dto, clientId, operationId }, commit);
     response.location(pagoLocation(pago.id));
     return toPagoResponse(pago);
   }

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, type EntityManager, Repository } from 'typeorm';
+import type pg from 'pg';
+import { DataSource, Repository } from 'typeorm';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
-import { queryRows } from '../database/query-rows.js';
-import { Transactions } from '../database/transactions.js';
+import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
+import { type DeferredCommit, Transactions } from '../database/transactions.js';
 import { type Charge, GatewayUnavailableError, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
 import type { CrearPagoDto } from './dto/crear-pago.dto.js';
 import { toPagoResponse } from './dto/pago.response.js';
@@ -24,25 +25,29 @@ const LIST_LIMIT = 100;
 
 @Injectable()
 export class PagosService {
+  private readonly pool: pg.Pool;
+
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     private readonly transactions: Transactions,
     @InjectRepository(Pago) private readonly pagos: Repository<Pago>,
     @Inject(PAYMENT_GATEWAY) private readonly gateway: PaymentGateway,
-  ) {}
+  ) {
+    this.pool = pgPoolOf(dataSource);
+  }
 
   /**
    * Charges an order once per operation. Safe to call again for the same operation at any point
-   * (after a crash, a takeover, a failed charge): it resumes instead of charging twice.
+   * (after a crash, a takeover, a failed charge): it resumes instead of charging twice. The final
+   * state joins `commit` when given (the idempotency layer stores its answer in that transaction).
    */
-  async crear(command: CrearPagoCommand): Promise<Pago> {
+  async crear(command: CrearPagoCommand, commit?: DeferredCommit): Promise<Pago> {
     const operationId = command.operationId ?? randomUUID();
     const { pago, nuevo } = await this.iniciar(command, operationId);
     if (pago.estado !== 'PENDIENTE') return this.resultado(pago);
     const charge = await this.cobrar(pago, command.token, !nuevo);
     const estado: EstadoPago = charge.outcome === 'approved' ? 'APROBADO' : 'RECHAZADO';
-    // Joinable: a caller (the idempotency layer) may commit its own record in this same transaction.
-    const cerrado = await this.transactions.runJoinable((manager) => this.cerrar(manager, pago, estado, charge.id));
+    const cerrado = await this.transactions.runJoinable((db) => this.cerrar(db, pago, estado, charge.id), commit);
     return this.resultado(cerrado);
   }
 
@@ -57,18 +62,18 @@ export class PagosService {
   private async iniciar(command: CrearPagoCommand, operationId: string): Promise<{ pago: Pago; nuevo: boolean }> {
     const params = [randomUUID(), command.clientId, operationId, command.numeroOrden, command.monto, command.moneda];
     try {
-      const [started] = await queryRows<PagoRow & { nuevo: boolean }>(this.dataSource.manager, INICIAR_PAGO, params);
+      const [started] = await queryRows<PagoRow & { nuevo: boolean }>(this.pool, INICIAR_PAGO, params);
       if (started) return { pago: toPago(started), nuevo: started.nuevo };
     } catch (error) {
       if (sqlStateOf(error) !== SQLSTATE.uniqueViolation) throw error;
       throw await this.conflictoDeOrden(command);
     }
-    const [existing] = await queryRows<PagoRow>(this.dataSource.manager, PAGO_POR_OPERACION, [operationId]);
+    const [existing] = await queryRows<PagoRow>(this.pool, PAGO_POR_OPERACION, [operationId]);
     return { pago: toPago(existing!), nuevo: false };
   }
 
   private async conflictoDeOrden(command: CrearPagoCommand): Promise<Error> {
-    const [activo] = await queryRows<PagoRow>(this.dataSource.manager, PAGO_ACTIVO_DE_ORDEN, [command.clientId, command.numeroOrden]);
+    const [activo] = await queryRows<PagoRow>(this.pool, PAGO_ACTIVO_DE_ORDEN, [command.clientId, command.numeroOrden]);
     // The holder settled between our insert and this read: the client may simply retry.
     if (!activo) return new OrdenConPagoEnCursoError(command.numeroOrden, 'unknown');
     return activo.estado === 'APROBADO'
@@ -86,15 +91,15 @@ export class PagosService {
     } catch (error) {
       if (!(error instanceof GatewayUnavailableError)) throw error;
       // Nothing was charged: free the order so that it can be paid, and let the client retry.
-      await this.transactions.run((manager) => this.cerrar(manager, pago, 'FALLIDO', null));
+      await this.transactions.run((db) => this.cerrar(db, pago, 'FALLIDO', null));
       throw new PasarelaNoDisponibleError();
     }
   }
 
-  private async cerrar(manager: EntityManager, pago: Pago, estado: EstadoPago, chargeId: string | null): Promise<Pago> {
-    const [cerrado] = await queryRows<PagoRow>(manager, CERRAR_PAGO, [pago.id, estado, chargeId]);
+  private async cerrar(db: Queryable, pago: Pago, estado: EstadoPago, chargeId: string | null): Promise<Pago> {
+    const [cerrado] = await queryRows<PagoRow>(db, CERRAR_PAGO, [pago.id, estado, chargeId]);
     if (cerrado) return toPago(cerrado);
-    const [actual] = await queryRows<PagoRow>(manager, PAGO_POR_OPERACION, [pago.operationId]);
+    const [actual] = await queryRows<PagoRow>(db, PAGO_POR_OPERACION, [pago.operationId]);
     return toPago(actual!);
   }
 

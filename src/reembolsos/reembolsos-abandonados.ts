@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import { queryRows } from '../database/query-rows.js';
+import type pg from 'pg';
+import { DataSource } from 'typeorm';
+import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { PAYMENT_GATEWAY, type PaymentGateway, type Refund } from '../gateway/payment-gateway.js';
 import type { AbandonedOperationKind, PendingOperation, Settlement } from '../pagos/abandoned-operations.js';
 import type { ReconcileResult } from '../pagos/pagos.events.js';
@@ -21,19 +22,23 @@ import { CONCILIAR_REEMBOLSO_APROBADO, CONCILIAR_REEMBOLSO_FALLIDO, REEMBOLSOS_P
 export class ReembolsosAbandonados implements AbandonedOperationKind<Reembolso, Refund | undefined>, OnModuleInit {
   readonly tabla = 'reembolsos';
 
+  private readonly pool: pg.Pool;
+
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     @Inject(PAYMENT_GATEWAY) private readonly gateway: PaymentGateway,
     private readonly reconciler: PagosReconciler,
     private readonly events: ReembolsosEvents,
-  ) {}
+  ) {
+    this.pool = pgPoolOf(dataSource);
+  }
 
   onModuleInit(): void {
     this.reconciler.register(this);
   }
 
   async stale(olderThanSeconds: number, after: string, limit: number): Promise<Array<PendingOperation<Reembolso>>> {
-    const rows = await queryRows<ReembolsoRow & { version: string }>(this.dataSource.manager, REEMBOLSOS_PENDIENTES_DESDE, [olderThanSeconds, after, limit]);
+    const rows = await queryRows<ReembolsoRow & { version: string }>(this.pool, REEMBOLSOS_PENDIENTES_DESDE, [olderThanSeconds, after, limit]);
     return rows.map(({ version, ...row }) => {
       const reembolso = toReembolso(row);
       const summary = `reembolso ${reembolso.id}  client ${reembolso.clientId}  pago ${reembolso.pagoId}  ${reembolso.monto} ${reembolso.moneda}`;
@@ -45,12 +50,12 @@ export class ReembolsosAbandonados implements AbandonedOperationKind<Reembolso, 
     return this.gateway.findRefund(refundKeyOf(reembolso.operationId));
   }
 
-  async write(manager: EntityManager, { item }: PendingOperation<Reembolso>, version: string, refund: Refund | undefined): Promise<Settlement | undefined> {
+  async write(db: Queryable, { item }: PendingOperation<Reembolso>, version: string, refund: Refund | undefined): Promise<Settlement | undefined> {
     if (!refund) {
-      const [fallido] = await queryRows<ReembolsoRow>(manager, CONCILIAR_REEMBOLSO_FALLIDO, [item.id, version]);
+      const [fallido] = await queryRows<ReembolsoRow>(db, CONCILIAR_REEMBOLSO_FALLIDO, [item.id, version]);
       return fallido && { result: 'failed', answer: undefined };
     }
-    const [aprobado] = await queryRows<ReembolsoRow>(manager, CONCILIAR_REEMBOLSO_APROBADO, [item.id, refund.id, version]);
+    const [aprobado] = await queryRows<ReembolsoRow>(db, CONCILIAR_REEMBOLSO_APROBADO, [item.id, refund.id, version]);
     return aprobado && { result: 'approved', answer: storedAnswerOf(toReembolso(aprobado)) };
   }
 

@@ -11,6 +11,8 @@ import { reembolsoLocation } from './reembolso-answers.js';
 import { ReembolsoNoEncontradoError } from './reembolsos.errors.js';
 import { ApiCrearReembolso, ApiListarReembolsos, ApiReembolsoPorId, ApiReembolsos } from './reembolsos.openapi.js';
 import { ReembolsosService } from './reembolsos.service.js';
+import { JoinableCommit } from '../database/joinable-commit.decorator.js';
+import type { DeferredCommit } from '../database/transactions.js';
 
 // A malformed id can't name a payment or refund: the same 404 as an unknown one, as for GET /pagos/{id}.
 const pagoIdOr404 = new ParseUUIDPipe({ exceptionFactory: () => new PagoNoEncontradoError() });
@@ -31,9 +33,10 @@ export class ReembolsosController {
     @Body() dto: CrearReembolsoDto,
     @AuthenticatedClient() clientId: string,
     @IdempotentOperationId() operationId: string | undefined,
+    @JoinableCommit() commit: DeferredCommit | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<ReembolsoResponse> {
-    const reembolso = await this.reembolsos.crear({ ...dto, pagoId, clientId, operationId });
+    const reembolso = await this.reembolsos.crear({ ...dto, pagoId, clientId, operationId }, commit);
     response.location(reembolsoLocation(reembolso));
     return toReembolsoResponse(reembolso);
   }

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
+import type pg from 'pg';
+import { DataSource } from 'typeorm';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
-import { queryRows } from '../database/query-rows.js';
-import { Transactions } from '../database/transactions.js';
+import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
+import { type DeferredCommit, Transactions } from '../database/transactions.js';
 import { GatewayUnavailableError, PAYMENT_GATEWAY, type PaymentGateway, type Refund, RefundRefusedError } from '../gateway/payment-gateway.js';
 import type { EstadoPago } from '../pagos/pago.entity.js';
 import { PagoNoEncontradoError } from '../pagos/pagos.errors.js';
@@ -31,37 +32,41 @@ const MAX_RESERVE_ROUNDS = 3;
 
 @Injectable()
 export class ReembolsosService {
+  private readonly pool: pg.Pool;
+
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     private readonly transactions: Transactions,
     @Inject(PAYMENT_GATEWAY) private readonly gateway: PaymentGateway,
     private readonly events: ReembolsosEvents,
-  ) {}
+  ) {
+    this.pool = pgPoolOf(dataSource);
+  }
 
   /**
    * Refunds (part of) a payment once per operation. Safe to call again for the same operation at any
    * point (after a crash, a takeover, a failed refund): it resumes instead of refunding twice.
    */
-  async crear(command: CrearReembolsoCommand): Promise<Reembolso> {
+  async crear(command: CrearReembolsoCommand, commit?: DeferredCommit): Promise<Reembolso> {
     const operationId = command.operationId ?? randomUUID();
     const { reembolso, nuevo } = await this.iniciar(command, operationId);
     if (reembolso.estado !== 'PENDIENTE') return reembolso;
     const refund = await this.reembolsar(reembolso, !nuevo);
-    // Joinable: a caller (the idempotency layer) may commit its own record in this same transaction.
-    const aprobado = await this.transactions.runJoinable((manager) => this.cerrar(manager, reembolso, APROBAR_REEMBOLSO, [reembolso.id, refund.id]));
+    // Joins `commit` when given: the idempotency layer stores its answer in this same transaction.
+    const aprobado = await this.transactions.runJoinable((db) => this.cerrar(db, reembolso, APROBAR_REEMBOLSO, [reembolso.id, refund.id]), commit);
     if (aprobado.estado === 'APROBADO') this.events.refund('approved');
     return aprobado;
   }
 
   /** The payment's refunds, or undefined when no payment of this client has that id. */
   async list(clientId: string, pagoId: string): Promise<Reembolso[] | undefined> {
-    const rows = await queryRows<ReembolsoRow>(this.dataSource.manager, REEMBOLSOS_DE_PAGO, [pagoId, clientId, LIST_LIMIT]);
+    const rows = await queryRows<ReembolsoRow>(this.pool, REEMBOLSOS_DE_PAGO, [pagoId, clientId, LIST_LIMIT]);
     if (rows.length === 0 && !(await this.pagoDe(clientId, pagoId))) return undefined;
     return rows.map(toReembolso);
   }
 
   async findOne(clientId: string, pagoId: string, id: string): Promise<Reembolso | undefined> {
-    const [row] = await queryRows<ReembolsoRow>(this.dataSource.manager, REEMBOLSO_DE_PAGO, [id, pagoId, clientId]);
+    const [row] = await queryRows<ReembolsoRow>(this.pool, REEMBOLSO_DE_PAGO, [id, pagoId, clientId]);
     return row && toReembolso(row);
   }
 
@@ -71,7 +76,7 @@ export class ReembolsosService {
     const params = [randomUUID(), command.pagoId, command.clientId, operationId, command.monto, command.motivo ?? null];
     for (let round = 0; round < MAX_RESERVE_ROUNDS; round++) {
       try {
-        const [reservado] = await queryRows<ReembolsoRow>(this.dataSource.manager, RESERVAR_REEMBOLSO, params);
+        const [reservado] = await queryRows<ReembolsoRow>(this.pool, RESERVAR_REEMBOLSO, params);
         if (reservado) return { reembolso: toReembolso(reservado), nuevo: true };
       } catch (error) {
         // Another attempt of this operation inserted first (a takeover racing its predecessor): resume it.
@@ -103,7 +108,7 @@ export class ReembolsosService {
     const statement = reembolso.estado === 'PENDIENTE' ? REANUDAR_REEMBOLSO_PENDIENTE : reembolso.estado === 'FALLIDO' ? REANUDAR_REEMBOLSO_FALLIDO : undefined;
     if (!statement) return reembolso;
     try {
-      const [reanudado] = await queryRows<ReembolsoRow>(this.dataSource.manager, statement, [reembolso.operationId]);
+      const [reanudado] = await queryRows<ReembolsoRow>(this.pool, statement, [reembolso.operationId]);
       return reanudado ? toReembolso(reanudado) : (await this.porOperacion(reembolso.operationId))!;
     } catch (error) {
       if (sqlStateOf(error) !== SQLSTATE.checkViolation) throw error;
@@ -126,7 +131,7 @@ export class ReembolsosService {
       // for a retry's takeover or the reconciler, which ask the processor first.
       if (!(error instanceof GatewayUnavailableError || error instanceof RefundRefusedError)) throw error;
       // The processor says nothing was refunded (unavailable, or refused for good): the amount goes back to the payment.
-      await this.cerrar(this.dataSource.manager, reembolso, FALLAR_REEMBOLSO, [reembolso.id]);
+      await this.cerrar(this.pool, reembolso, FALLAR_REEMBOLSO, [reembolso.id]);
       this.events.refund('failed');
       if (error instanceof GatewayUnavailableError) throw new PasarelaNoDisponibleParaReembolsoError();
       throw error;
@@ -134,20 +139,20 @@ export class ReembolsosService {
   }
 
   /** One settling statement; when another attempt settled it first, its outcome stands. */
-  private async cerrar(manager: EntityManager, reembolso: Reembolso, statement: string, params: unknown[]): Promise<Reembolso> {
-    const [cerrado] = await queryRows<ReembolsoRow>(manager, statement, params);
+  private async cerrar(db: Queryable, reembolso: Reembolso, statement: string, params: unknown[]): Promise<Reembolso> {
+    const [cerrado] = await queryRows<ReembolsoRow>(db, statement, params);
     if (cerrado) return toReembolso(cerrado);
-    const [actual] = await queryRows<ReembolsoRow>(manager, REEMBOLSO_POR_OPERACION, [reembolso.operationId]);
+    const [actual] = await queryRows<ReembolsoRow>(db, REEMBOLSO_POR_OPERACION, [reembolso.operationId]);
     return toReembolso(actual!);
   }
 
   private async porOperacion(operationId: string): Promise<Reembolso | undefined> {
-    const [row] = await queryRows<ReembolsoRow>(this.dataSource.manager, REEMBOLSO_POR_OPERACION, [operationId]);
+    const [row] = await queryRows<ReembolsoRow>(this.pool, REEMBOLSO_POR_OPERACION, [operationId]);
     return row && toReembolso(row);
   }
 
   private async pagoDe(clientId: string, pagoId: string): Promise<{ estado: EstadoPago; reembolsable: string } | undefined> {
-    const [pago] = await queryRows<{ estado: EstadoPago; reembolsable: string }>(this.dataSource.manager, REEMBOLSABLE_DE_PAGO, [pagoId, clientId]);
+    const [pago] = await queryRows<{ estado: EstadoPago; reembolsable: string }>(this.pool, REEMBOLSABLE_DE_PAGO, [pagoId, clientId]);
     return pago;
   }
 }

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
-import type { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
+import { type IdempotencyStore, isClaimLost } from '../../src/idempotency/idempotency.store.js';
 import type { Claim, ClaimOutcome, KeyRequest } from '../../src/idempotency/idempotency.types.js';
-import { insertExpiredKeys, keyRow } from '../support/ledger.js';
+import { countCharges, insertExpiredKeys, keyRow } from '../support/ledger.js';
 import { openStore, type StoreHarness } from '../support/idempotency-store.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
@@ -46,8 +46,15 @@ describe('idempotency statements under races', () => {
     if (outcome.kind !== 'claimed') throw new Error(`expected a claim, got ${outcome.kind}`);
     return outcome.claim;
   };
-  const complete = (claim: Claim, body: string) =>
-    harness.dataSource.transaction((manager) => store.completeKey(manager, claim, { status: 201, headers: {}, body }));
+  /** True when this completion was stored; false when the claim was lost (the transaction rolled back). */
+  const complete = (claim: Claim, body: string): Promise<boolean> =>
+    harness.transactions.run((tx) => store.completeKey(tx, claim, { status: 201, headers: {}, body })).then(
+      () => true,
+      (error: unknown) => {
+        if (isClaimLost(error)) return false;
+        throw error;
+      },
+    );
 
   it('claimKey: of 20 first requests with one key exactly one claims it, the rest see it in flight', async () => {
     const outcomes = await race(newRequest());
@@ -124,6 +131,48 @@ describe('idempotency statements under races', () => {
     const claim = await claimOf(newRequest());
     const results = await Promise.all(Array.from({ length: RACERS }, (_, i) => complete(claim, `{"n":${i}}`)));
     expect(results.filter(Boolean)).toHaveLength(1);
+  });
+
+  /**
+   * As the interceptor does it: a business write joins the deferred commit, then the completion goes
+   * out with COMMIT in one round trip; the write is a ledger row named `marker`.
+   */
+  const completeWithWrite = async (claim: Claim, marker: string): Promise<'committed' | 'claim lost'> => {
+    const { transactions } = harness;
+    const commit = transactions.openDeferredCommit();
+    await transactions.runJoinable(
+      (tx) => tx.query(`INSERT INTO simulated_gateway_charges (charge_key, id, amount, currency, outcome) VALUES ($1, gen_random_uuid(), 1, 'EUR', 'approved')`, [marker]),
+      commit,
+    );
+    const outcome = await commit.commitWith((tx) => store.completeKey(tx, claim, { status: 201, headers: {}, body: `{"marker":"${marker}"}` })).then(
+      () => 'committed' as const,
+      (error: unknown) => (isClaimLost(error) ? ('claim lost' as const) : Promise.reject(error)),
+    );
+    return outcome;
+  };
+  const written = (marker: string) => countCharges(db, 'charge_key = $1', [marker]);
+
+  it("completeKey pipelined with COMMIT: a stalled owner's completion aborts the transaction and its business write rolls back", async () => {
+    const request = newRequest();
+    const stalled = await claimOf(request);
+    await backdateLease(request);
+    const current = await claimOf(request);
+    expect(await completeWithWrite(stalled, `stalled-${request.key}`)).toBe('claim lost');
+    expect(await written(`stalled-${request.key}`)).toBe(0);
+    expect(await keyRow(db, request.scope, request.key)).toMatchObject({ status: 'in_flight', lock_token: current.lockToken });
+    expect(await completeWithWrite(current, `current-${request.key}`)).toBe('committed');
+    expect(await written(`current-${request.key}`)).toBe(1);
+    expect(await keyRow(db, request.scope, request.key)).toMatchObject({ status: 'completed', response_body: `{"marker":"current-${request.key}"}` });
+  });
+
+  it('completeKey pipelined with COMMIT: of 20 owners racing with business writes, exactly one write commits', async () => {
+    const claim = await claimOf(newRequest());
+    const markers = Array.from({ length: RACERS }, (_, i) => `racer-${i}-${claim.key}`);
+    const outcomes = await Promise.all(markers.map((marker) => completeWithWrite(claim, marker)));
+    expect(outcomes.filter((outcome) => outcome === 'committed')).toHaveLength(1);
+    // Each racer's write is stored exactly when its completion was.
+    expect(await countCharges(db, 'charge_key = ANY($1)', [markers])).toBe(1);
+    expect(await written(markers[outcomes.indexOf('committed')]!)).toBe(1);
   });
 
   it('purgeExpiredKeys: two replicas purging side by side delete every expired key exactly once and no live one', async () => {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
-import { Transactions } from '../../src/database/transactions.js';
+import { pgPoolOf, type Queryable } from '../../src/database/query-rows.js';
+import { TransactionRolledBackError, Transactions } from '../../src/database/transactions.js';
 import { createTestDatabase } from '../support/test-database.js';
 
 /** The one transaction helper, on a real pool of one connection to real PostgreSQL. */
@@ -20,29 +21,30 @@ describe('Transactions', () => {
     await dataSource?.destroy();
   });
 
+  const rows = async (db: Queryable, sql: string) => (await db.query(sql)).rows;
   const setting = async (query: (sql: string) => Promise<Array<Record<string, string>>>, name: string) =>
     (await query(`SELECT current_setting('${name}') AS value`))[0]!.value;
 
   it('bounds every transaction with a lock timeout of 5 s and a statement timeout of 15 s', async () => {
-    const inside = await transactions.run(async (manager) => ({
-      lock: await setting((sql) => manager.query(sql), 'lock_timeout'),
-      statement: await setting((sql) => manager.query(sql), 'statement_timeout'),
+    const inside = await transactions.run(async (db) => ({
+      lock: await setting((sql) => rows(db, sql), 'lock_timeout'),
+      statement: await setting((sql) => rows(db, sql), 'statement_timeout'),
     }));
     expect(inside).toEqual({ lock: '5s', statement: '15s' });
   });
 
   it('leaves no setting behind on the pooled connection once the transaction ends', async () => {
-    await transactions.run(async (manager) => manager.query('SELECT 1'));
+    await transactions.run((db) => db.query('SELECT 1'));
     expect(await setting((sql) => dataSource.query(sql), 'lock_timeout')).toBe('0');
     expect(await setting((sql) => dataSource.query(sql), 'statement_timeout')).toBe('0');
   });
 
   it('commits the work, or rolls all of it back when it throws', async () => {
     await dataSource.query('TRUNCATE written');
-    await transactions.run((manager) => manager.query('INSERT INTO written VALUES (1)'));
+    await transactions.run((db) => db.query('INSERT INTO written VALUES (1)'));
     await expect(
-      transactions.run(async (manager) => {
-        await manager.query('INSERT INTO written VALUES (2)');
+      transactions.run(async (db) => {
+        await db.query('INSERT INTO written VALUES (2)');
         throw new Error('the work failed');
       }),
     ).rejects.toThrow('the work failed');
@@ -51,7 +53,67 @@ describe('Transactions', () => {
   });
 
   it('rolls back a transaction whose statement failed, and the connection serves the next one', async () => {
-    await expect(transactions.run((manager) => manager.query('SELECT 1 / 0'))).rejects.toThrow(/division by zero/);
-    expect(await transactions.run((manager) => manager.query('SELECT 2 AS two'))).toEqual([{ two: 2 }]);
+    await expect(transactions.run((db) => db.query('SELECT 1 / 0'))).rejects.toThrow(/division by zero/);
+    expect(await transactions.run((db) => rows(db, 'SELECT 2 AS two'))).toEqual([{ two: 2 }]);
+  });
+
+  it('runs every pooled connection in pipeline mode', async () => {
+    const client = await pgPoolOf(dataSource).connect();
+    try {
+      expect((client as unknown as { pipeline: boolean }).pipeline).toBe(true);
+    } finally {
+      client.release();
+    }
+  });
+
+  it('does not commit a work that swallowed a failed statement: the COMMIT answered ROLLBACK, and that is an error', async () => {
+    await dataSource.query('TRUNCATE written');
+    const work = transactions.run(async (db) => {
+      await db.query('INSERT INTO written VALUES (1)');
+      await db.query('SELECT 1 / 0').catch(() => undefined);
+    });
+    await expect(work).rejects.toBeInstanceOf(TransactionRolledBackError);
+    expect(await dataSource.query('SELECT n FROM written')).toEqual([]);
+  });
+
+  it('a deferred commit whose last statement fails, sent together with COMMIT, rolls back every joined write', async () => {
+    await dataSource.query('TRUNCATE written');
+    const failing = transactions.openDeferredCommit();
+    await transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (1)'), failing);
+    await transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (2)'), failing);
+    await expect(failing.commitWith((db) => db.query('SELECT 1 / 0'))).rejects.toThrow(/division by zero/);
+    expect(await dataSource.query('SELECT n FROM written')).toEqual([]);
+    const succeeding = transactions.openDeferredCommit();
+    await transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (3)'), succeeding);
+    await succeeding.commitWith((db) => db.query('INSERT INTO written VALUES (4)'));
+    // Once committed it is closed: a late joiner runs a transaction of its own.
+    await transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (5)'), succeeding);
+    expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 3 }, { n: 4 }, { n: 5 }]);
+  });
+
+  it('leaks nothing into the next transaction on the same connection when one fails with statements still in flight', async () => {
+    await dataSource.query('TRUNCATE written');
+    await expect(
+      transactions.run(async (db) => {
+        // Issued together and never awaited: the work gives up while they are still on the wire.
+        for (const statement of ['SELECT 1 / 0', 'INSERT INTO written VALUES (1)', "SELECT 'stale' AS answer"]) db.query(statement).catch(() => undefined);
+        throw new Error('the work failed');
+      }),
+    ).rejects.toThrow('the work failed');
+    const next = await transactions.run(async (db) => ({
+      answer: await rows(db, "SELECT 'fresh' AS answer"),
+      lock: await setting((sql) => rows(db, sql), 'lock_timeout'),
+    }));
+    expect(next).toEqual({ answer: [{ answer: 'fresh' }], lock: '5s' });
+    expect(await dataSource.query('SELECT n FROM written')).toEqual([]);
+    expect((await dataSource.query(`SELECT count(*)::int AS open FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`))[0].open).toBe(0);
+  });
+
+  it('discards a connection that died inside a transaction: the next transaction gets a new one', async () => {
+    const before = await transactions.run(async (db) => (await rows(db, 'SELECT pg_backend_pid() AS pid'))[0]!.pid);
+    await expect(transactions.run((db) => db.query('SELECT pg_terminate_backend(pg_backend_pid())'))).rejects.toThrow();
+    const after = await transactions.run(async (db) => (await rows(db, 'SELECT pg_backend_pid() AS pid'))[0]!.pid);
+    expect(after).not.toBe(before);
+    expect(await transactions.run((db) => rows(db, 'SELECT 2 AS two'))).toEqual([{ two: 2 }]);
   });
 });

@@ -2,6 +2,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import { CONFIG_DEFAULTS } from '../../src/config/app-config.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { Transactions } from '../../src/database/transactions.js';
 import { IdempotencyEvents } from '../../src/idempotency/idempotency.events.js';
 import { IdempotencyPurgeJob } from '../../src/idempotency/idempotency-purge.job.js';
 import type { IdempotencyOptions } from '../../src/idempotency/idempotency.options.js';
@@ -10,6 +11,8 @@ import { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
 export interface StoreHarness {
   readonly dataSource: DataSource;
   readonly store: IdempotencyStore;
+  /** The service's transaction helper on the same pool, for completing keys as the interceptor does. */
+  readonly transactions: Transactions;
   readonly purgeJob: IdempotencyPurgeJob;
   close(): Promise<void>;
 }
@@ -27,7 +30,7 @@ const DEFAULTS: IdempotencyOptions = {
 /**
  * The idempotency store and purge job of the service, on their own connection pool to a database the
  * service already migrated: for racing the state-machine statements directly. Real: the store, the
- * statements, node-postgres, PostgreSQL. Nothing is scheduled (the job is driven by `purgeOnce`).
+ * statements, Transactions, node-postgres (in pipeline mode, as in the service), PostgreSQL. Nothing is scheduled (the job is driven by `purgeOnce`).
  */
 export async function openStore(url: string, options: Partial<IdempotencyOptions> & { poolSize?: number } = {}): Promise<StoreHarness> {
   const { poolSize = 10, ...overrides } = options;
@@ -35,5 +38,5 @@ export async function openStore(url: string, options: Partial<IdempotencyOptions
   const dataSource = await new DataSource(dataSourceOptions({ url, poolSize })).initialize();
   const store = new IdempotencyStore(dataSource, settings);
   const purgeJob = new IdempotencyPurgeJob(store, new SchedulerRegistry(), new IdempotencyEvents(), settings);
-  return { dataSource, store, purgeJob, close: () => dataSource.destroy() };
+  return { dataSource, store, transactions: new Transactions(dataSource), purgeJob, close: () => dataSource.destroy() };
 }

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { Body, Controller, HttpCode, HttpStatus, Inject, Module, type OnModuleDestroy, Post } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import pg from 'pg';
+import { CERRAR_PAGO, INICIAR_PAGO } from '../src/pagos/pagos.sql.js';
+
+const POOL = Symbol('POOL');
+// The service's own pool size and transaction bounds, so that only the layers around the statements differ.
+const POOL_SIZE = 10;
+const BEGIN = 'BEGIN; SET LOCAL lock_timeout = 5000; SET LOCAL statement_timeout = 15000';
+const RECORD_CHARGE = `
+  INSERT INTO simulated_gateway_charges (charge_key, id, amount, currency, outcome)
+  VALUES ($1::text, $2::uuid, $3::bigint, $4::char(3), 'approved') ON CONFLICT (charge_key) DO NOTHING RETURNING id`;
+
+interface FloorBody {
+  readonly numeroOrden: string;
+  readonly monto: number;
+  readonly moneda: string;
+}
+
+/**
+ * The floor: the statements of a payment (PENDIENTE row, the processor's ledger row, the final state
+ * in a transaction whose BEGIN is pipelined with it) in a plain Nest route with none of the service's
+ * guards, interceptors, pipes or middleware, on a raw node-postgres pool in pipeline mode.
+ */
+@Controller('floor')
+class FloorController {
+  constructor(@Inject(POOL) private readonly pool: pg.Pool) {}
+
+  @Post('pagos')
+  @HttpCode(HttpStatus.CREATED)
+  async crear(@Body() body: FloorBody): Promise<unknown> {
+    const operationId = randomUUID();
+    const { rows: [pago] } = await this.pool.query(INICIAR_PAGO, [randomUUID(), 'floor', operationId, body.numeroOrden, body.monto, body.moneda]);
+    const { rows: [charge] } = await this.pool.query(RECORD_CHARGE, [`pagos-${operationId}`, randomUUID(), body.monto, body.moneda]);
+    const client = await this.pool.connect();
+    try {
+      const begun = client.query(BEGIN);
+      const { rows: [cerrado] } = await client.query(CERRAR_PAGO, [pago.id, 'APROBADO', charge.id]);
+      await begun;
+      await client.query('COMMIT');
+      return { id: cerrado.id, numeroOrden: cerrado.numeroOrden, monto: Number(cerrado.monto), moneda: cerrado.moneda, estado: cerrado.estado, creadoEn: cerrado.creadoEn };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+}
+
+@Module({})
+class FloorModule implements OnModuleDestroy {
+  static forPool(pool: pg.Pool) {
+    return { module: FloorModule, controllers: [FloorController], providers: [{ provide: POOL, useValue: pool }] };
+  }
+
+  constructor(@Inject(POOL) private readonly pool: pg.Pool) {}
+
+  async onModuleDestroy(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** Starts the floor app on `port` in this process (the bench server's), so one CPU counter covers both. */
+export async function startFloorApp(databaseUrl: string, port: number): Promise<NestExpressApplication> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: POOL_SIZE, pipeline: true } as pg.PoolConfig);
+  const app = await NestFactory.create<NestExpressApplication>(FloorModule.forPool(pool), { logger: false });
+  await app.listen(port, '127.0.0.1');
+  return app;
+}
