@@ -9,6 +9,7 @@ import { ALICE, TEST_API_TOKENS } from '../support/clients.js';
 import { nuevoPago, postPago } from '../support/http.js';
 import { countCharges, expireLease, keyRow, waitForClaim } from '../support/ledger.js';
 import { backdateAbandoned, estadoOf } from '../support/stale-payments.js';
+import { RECONCILE_NEVER } from '../support/survivor-and-victims.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 
 /**
@@ -16,7 +17,6 @@ import { connect, createTestDatabase } from '../support/test-database.js';
  * configuration. Real: the CLI process, the service process, PostgreSQL.
  */
 const OPS = path.resolve('dist/src/ops/main.js');
-const NEVER = '0 0 0 1 1 *';
 
 describe('the operator CLI', () => {
   let url: string;
@@ -28,8 +28,8 @@ describe('the operator CLI', () => {
   beforeAll(async () => {
     url = await createTestDatabase('ops_cli');
     // Their own reconcilers stay out of the way: the CLI's `pagos reconcile` is what settles here.
-    app = await startAppProcess(url, { PAGOS_RECONCILE_CRON: NEVER });
-    slowApp = await startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', GATEWAY_LATENCY_MS: '20000', PAGOS_RECONCILE_CRON: NEVER });
+    app = await startAppProcess(url, { PAGOS_RECONCILE_CRON: RECONCILE_NEVER });
+    slowApp = await startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', GATEWAY_LATENCY_MS: '20000', PAGOS_RECONCILE_CRON: RECONCILE_NEVER });
     db = await connect(url);
   });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { runMigrationScript, startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
@@ -7,6 +7,7 @@ import { get, nuevoPago, postPago, type PagoBody } from '../support/http.js';
 import { countCharges, keyRow } from '../support/ledger.js';
 import { sampleOf, scrape } from '../support/metrics.js';
 import { backdateAbandoned, estadoOf, recordStateWrites, settledEstado } from '../support/stale-payments.js';
+import { RECONCILE_EVERY_SECOND, survivorAndVictims } from '../support/survivor-and-victims.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { waitUntil } from '../support/waiting.js';
 
@@ -16,105 +17,81 @@ import { waitUntil } from '../support/waiting.js';
  * simulated processor's ledger, PostgreSQL. Abandonment is dated back in SQL instead of waiting out
  * the lock timeout; the survivors reconcile every second.
  */
-const EVERY_SECOND = '* * * * * *';
-const NEVER = '0 0 0 1 1 *';
 
 describe('payments abandoned after a crash settle themselves', () => {
-  let url: string;
-  let db: pg.Client;
-  let survivor: AppProcess;
-  const victims: AppProcess[] = [];
-
-  beforeAll(async () => {
-    url = await createTestDatabase('abandoned');
-    survivor = await startAppProcess(url, { PAGOS_RECONCILE_CRON: EVERY_SECOND });
-    db = await connect(url);
-  });
-
-  afterEach(async () => {
-    await Promise.all(victims.splice(0).map((victim) => victim.stop('SIGKILL')));
-  });
-
-  afterAll(async () => {
-    await db?.end();
-    await survivor?.stop('SIGKILL');
-  });
+  const crash = survivorAndVictims('abandoned');
 
   /** A payment sent to a process that is SIGKILLed once `marker` (SQL, $1 = order) holds; nobody retries. */
   const crashDuring = async (marker: string): Promise<{ key: string; body: PagoBody }> => {
-    const victim = await startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', GATEWAY_LATENCY_MS: '3000', PAGOS_RECONCILE_CRON: NEVER });
-    victims.push(victim);
+    const victim = await crash.startVictim({ GATEWAY_LATENCY_MS: '3000' });
     const key = randomUUID();
     const body = nuevoPago();
     const lost = postPago(victim.baseUrl, { client: ALICE, key, body }).catch(() => undefined);
-    await waitUntil(async () => ((await db.query(marker, [body.numeroOrden])).rowCount ?? 0) > 0);
+    await waitUntil(async () => ((await crash.db.query(marker, [body.numeroOrden])).rowCount ?? 0) > 0);
     await victim.stop('SIGKILL');
     await lost;
-    expect(await estadoOf(db, body.numeroOrden)).toBe('PENDIENTE');
+    expect(await estadoOf(crash.db, body.numeroOrden)).toBe('PENDIENTE');
     return { key, body };
   };
   const CHARGED = `SELECT 1 FROM simulated_gateway_charges c JOIN pagos p ON c.charge_key = 'pagos-' || p.operation_id WHERE p.numero_orden = $1`;
   const STARTED = `SELECT 1 FROM pagos WHERE numero_orden = $1`;
-  const reconciled = async (result: string): Promise<number> => sampleOf(await scrape(survivor.baseUrl), 'pagos_reconciled_total', { result }) ?? 0;
+  const reconciled = async (result: string): Promise<number> => sampleOf(await scrape(crash.survivor.baseUrl), 'pagos_reconciled_total', { result }) ?? 0;
 
   it('charged before the crash: APROBADO, the key answers 201 naming it, and the order is paid', async () => {
     const approvedBefore = await reconciled('approved');
     const { key, body } = await crashDuring(CHARGED);
-    await backdateAbandoned(db, body.numeroOrden);
-    expect(await settledEstado(db, body.numeroOrden)).toBe('APROBADO');
+    await backdateAbandoned(crash.db, body.numeroOrden);
+    expect(await settledEstado(crash.db, body.numeroOrden)).toBe('APROBADO');
     expect(await reconciled('approved')).toBe(approvedBefore + 1);
 
-    const late = await postPago(survivor.baseUrl, { client: ALICE, key, body });
+    const late = await postPago(crash.survivor.baseUrl, { client: ALICE, key, body });
     expect(late.status).toBe(201);
     expect(late.headers.get('idempotent-replayed')).toBe('true');
     expect(late.json).toMatchObject({ numeroOrden: body.numeroOrden, estado: 'APROBADO' });
     expect(late.headers.get('location')).toBe(`/pagos/${late.json.id}`);
     expect(late.headers.get('content-type')).toBe('application/json; charset=utf-8');
     // The very bytes the route gives for that payment.
-    expect(late.text).toBe((await get(survivor.baseUrl, `/pagos/${late.json.id}`, ALICE)).text);
+    expect(late.text).toBe((await get(crash.survivor.baseUrl, `/pagos/${late.json.id}`, ALICE)).text);
 
-    const other = await postPago(survivor.baseUrl, { client: ALICE, key: randomUUID(), body });
+    const other = await postPago(crash.survivor.baseUrl, { client: ALICE, key: randomUUID(), body });
     expect(other.status).toBe(409);
     expect(other.json).toMatchObject({ type: expect.stringContaining('orden-ya-pagada'), pagoExistenteId: late.json.id });
-    expect(await countCharges(db, `charge_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE numero_orden = $1)`, [body.numeroOrden])).toBe(1);
+    expect(await countCharges(crash.db, `charge_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE numero_orden = $1)`, [body.numeroOrden])).toBe(1);
   });
 
   it('killed before the charge: FALLIDO and the key released, so a new key pays the order, charged once', async () => {
     const { key, body } = await crashDuring(STARTED);
-    await backdateAbandoned(db, body.numeroOrden);
-    expect(await settledEstado(db, body.numeroOrden)).toBe('FALLIDO');
-    expect(await keyRow(db, ALICE.clientId, key)).toMatchObject({ status: 'released' });
+    await backdateAbandoned(crash.db, body.numeroOrden);
+    expect(await settledEstado(crash.db, body.numeroOrden)).toBe('FALLIDO');
+    expect(await keyRow(crash.db, ALICE.clientId, key)).toMatchObject({ status: 'released' });
 
-    const paid = await postPago(survivor.baseUrl, { client: ALICE, key: randomUUID(), body });
+    const paid = await postPago(crash.survivor.baseUrl, { client: ALICE, key: randomUUID(), body });
     expect(paid.status).toBe(201);
     expect(paid.json.estado).toBe('APROBADO');
-    expect(await countCharges(db, `charge_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE numero_orden = $1)`, [body.numeroOrden])).toBe(1);
+    expect(await countCharges(crash.db, `charge_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE numero_orden = $1)`, [body.numeroOrden])).toBe(1);
   });
 
   it('killed before the charge: a late retry of the original key runs the same operation again and charges once', async () => {
     const { key, body } = await crashDuring(STARTED);
-    const [{ operation_id: operationId }] = (await db.query(`SELECT operation_id FROM pagos WHERE numero_orden = $1`, [body.numeroOrden])).rows;
-    await backdateAbandoned(db, body.numeroOrden);
-    expect(await settledEstado(db, body.numeroOrden)).toBe('FALLIDO');
+    const [{ operation_id: operationId }] = (await crash.db.query(`SELECT operation_id FROM pagos WHERE numero_orden = $1`, [body.numeroOrden])).rows;
+    await backdateAbandoned(crash.db, body.numeroOrden);
+    expect(await settledEstado(crash.db, body.numeroOrden)).toBe('FALLIDO');
 
-    const late = await postPago(survivor.baseUrl, { client: ALICE, key, body });
+    const late = await postPago(crash.survivor.baseUrl, { client: ALICE, key, body });
     expect(late.status).toBe(201);
     expect(late.headers.get('idempotent-replayed')).toBeNull();
-    const { rows } = await db.query(`SELECT id, estado, operation_id FROM pagos WHERE numero_orden = $1`, [body.numeroOrden]);
+    const { rows } = await crash.db.query(`SELECT id, estado, operation_id FROM pagos WHERE numero_orden = $1`, [body.numeroOrden]);
     expect(rows).toEqual([{ id: late.json.id, estado: 'APROBADO', operation_id: operationId }]);
-    expect(await countCharges(db, `charge_key = $1`, [`pagos-${operationId}`])).toBe(1);
+    expect(await countCharges(crash.db, `charge_key = $1`, [`pagos-${operationId}`])).toBe(1);
   });
 
   it('a slow live request whose lease is renewed is never reconciled, though its payment is older than the lock timeout', async () => {
-    const slow = await startAppProcess(url, {
-      DB_MIGRATIONS_RUN: 'false', GATEWAY_LATENCY_MS: '6000', IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: '2', PAGOS_RECONCILE_CRON: EVERY_SECOND,
-    });
-    victims.push(slow);
+    const slow = await crash.startVictim({ GATEWAY_LATENCY_MS: '6000', IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: '2', PAGOS_RECONCILE_CRON: RECONCILE_EVERY_SECOND });
     const body = nuevoPago();
     const answer = postPago(slow.baseUrl, { client: ALICE, key: randomUUID(), body });
     // Past the lock timeout while the processor call still runs: a candidate by age, held by a live lease.
     await waitUntil(async () => (sampleOf(await scrape(slow.baseUrl), 'pagos_stale_pending') ?? 0) >= 1);
-    expect(await estadoOf(db, body.numeroOrden)).toBe('PENDIENTE');
+    expect(await estadoOf(crash.db, body.numeroOrden)).toBe('PENDIENTE');
     const first = await answer;
     expect(first.status).toBe(201);
     expect(first.json.estado).toBe('APROBADO');
@@ -127,15 +104,15 @@ describe('payments abandoned after a crash settle themselves', () => {
     const { body } = await crashDuring(CHARGED);
     const unreachableBefore = await reconciled('unreachable');
     // The simulated processor's ledger is its whole state: without it, it can't answer.
-    await db.query(`ALTER TABLE simulated_gateway_charges RENAME TO simulated_gateway_charges_offline`);
+    await crash.db.query(`ALTER TABLE simulated_gateway_charges RENAME TO simulated_gateway_charges_offline`);
     try {
-      await backdateAbandoned(db, body.numeroOrden);
+      await backdateAbandoned(crash.db, body.numeroOrden);
       await waitUntil(async () => (await reconciled('unreachable')) > unreachableBefore);
-      expect(await estadoOf(db, body.numeroOrden)).toBe('PENDIENTE');
+      expect(await estadoOf(crash.db, body.numeroOrden)).toBe('PENDIENTE');
     } finally {
-      await db.query(`ALTER TABLE simulated_gateway_charges_offline RENAME TO simulated_gateway_charges`);
+      await crash.db.query(`ALTER TABLE simulated_gateway_charges_offline RENAME TO simulated_gateway_charges`);
     }
-    expect(await settledEstado(db, body.numeroOrden)).toBe('APROBADO');
+    expect(await settledEstado(crash.db, body.numeroOrden)).toBe('APROBADO');
   });
 });
 
@@ -149,7 +126,7 @@ describe('two replicas reconciling the same stale payments at once', () => {
       await recordStateWrites(db);
       const outcomes = await insertAbandoned(db, 20);
       // Both tick on the same wall-clock second, so their passes overlap.
-      replicas.push(...(await Promise.all([1, 2].map(() => startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', PAGOS_RECONCILE_CRON: EVERY_SECOND })))));
+      replicas.push(...(await Promise.all([1, 2].map(() => startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', PAGOS_RECONCILE_CRON: RECONCILE_EVERY_SECOND })))));
       await waitUntil(async () => (await db.query(`SELECT 1 FROM pagos WHERE estado = 'PENDIENTE'`)).rowCount === 0);
 
       const { rows: writes } = await db.query(`SELECT tbl, id, count(*)::int AS n FROM test_writes GROUP BY tbl, id`);
