@@ -1,5 +1,4 @@
 /** Statements of the payment lifecycle: PENDIENTE → APROBADO | RECHAZADO | FALLIDO (→ PENDIENTE on retry). */
-import { devolverPendiente, reservarPendiente } from './pending-versions.sql.js';
 
 export const PAGO_COLUMNS = `
   id, client_id AS "clientId", operation_id AS "operationId", numero_orden AS "numeroOrden", monto::text AS monto,
@@ -48,9 +47,6 @@ export const PAGOS_PENDIENTES_DESDE = `
 export const CONTAR_PENDIENTES_DESDE = `
   SELECT count(*)::int AS n FROM pagos WHERE estado = 'PENDIENTE' AND actualizado_en <= now() - make_interval(secs => $1::int)`;
 
-/** See pending-versions.sql.ts: the reconciler reserves a payment, or leaves it as it found it. */
-export const RESERVAR_PAGO_PENDIENTE = reservarPendiente('pagos');
-export const DEVOLVER_PAGO_PENDIENTE = devolverPendiente('pagos');
 
 /**
  * PENDIENTE at our reservation's version $4 → APROBADO | RECHAZADO | FALLIDO, by the reconciler, with

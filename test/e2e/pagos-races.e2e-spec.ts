@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { CONCILIAR_PAGO, INICIAR_PAGO, RESERVAR_PAGO_PENDIENTE } from '../../src/pagos/pagos.sql.js';
+import { CONCILIAR_PAGO, INICIAR_PAGO } from '../../src/pagos/pagos.sql.js';
+import { reservarPendiente } from '../../src/pagos/pending-versions.sql.js';
 import { runMigrationScript } from '../support/app-process.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 
@@ -10,6 +11,8 @@ import { connect, createTestDatabase } from '../support/test-database.js';
  * wins, and an attempt resuming the payment always beats a settlement that read it before.
  */
 const RACERS = 20;
+// The reservation exactly as the reconciler sends it for payments.
+const RESERVAR = reservarPendiente('pagos');
 
 describe('reconciler statements under races', () => {
   let pool: pg.Pool;
@@ -40,9 +43,9 @@ describe('reconciler statements under races', () => {
   };
   const rowsOf = async (sql: string, params: unknown[]): Promise<number> => (await pool.query(sql, params)).rowCount ?? 0;
 
-  it('RESERVAR_PAGO_PENDIENTE: of 20 reconcilers that read the same version exactly one reserves the payment', async () => {
+  it('reservarPendiente(pagos): of 20 reconcilers that read the same version exactly one reserves the payment', async () => {
     const pago = await stalePago();
-    const won = await Promise.all(Array.from({ length: RACERS }, () => rowsOf(RESERVAR_PAGO_PENDIENTE, [pago.id, pago.version])));
+    const won = await Promise.all(Array.from({ length: RACERS }, () => rowsOf(RESERVAR, [pago.id, pago.version])));
     expect(won.reduce((sum, n) => sum + n, 0)).toBe(1);
   });
 
@@ -54,7 +57,7 @@ describe('reconciler statements under races', () => {
 
   it('an attempt resuming the operation (INICIAR_PAGO) after the reservation makes the settlement match nothing', async () => {
     const pago = await stalePago();
-    const { rows } = await pool.query(RESERVAR_PAGO_PENDIENTE, [pago.id, pago.version]);
+    const { rows } = await pool.query(RESERVAR, [pago.id, pago.version]);
     const resumed = await pool.query(INICIAR_PAGO, [randomUUID(), 'alice', pago.operationId, `ORD-${pago.id.slice(0, 8)}`, 1999, 'EUR']);
     expect(resumed.rows[0]).toMatchObject({ estado: 'PENDIENTE', nuevo: false });
     expect(await rowsOf(CONCILIAR_PAGO, [pago.id, 'FALLIDO', null, rows[0].version])).toBe(0);
