@@ -1,6 +1,6 @@
 import { Session } from 'node:inspector/promises';
 import { Body, Controller, Get, HttpCode, HttpStatus, Module, Post, Res } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { AuthenticatedClient } from '../src/auth/authenticated-client.js';
 import { Public } from '../src/auth/public.decorator.js';
 import { IdempotencyPurgeJob } from '../src/idempotency/idempotency-purge.job.js';
@@ -27,10 +27,10 @@ export class BenchController {
   async crear(
     @Body() dto: CrearPagoDto,
     @AuthenticatedClient() clientId: string,
-    @Res({ passthrough: true }) response: Response,
+    @Res({ passthrough: true }) response: FastifyReply,
   ): Promise<PagoResponse> {
     const pago = await this.pagos.crear({ ...dto, clientId, operationId: undefined });
-    response.location(`/pagos/${pago.id}`);
+    response.header('Location', `/pagos/${pago.id}`);
     return toPagoResponse(pago);
   }
 

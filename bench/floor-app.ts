@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Body, Controller, HttpCode, HttpStatus, Inject, Module, type OnModuleDestroy, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
 import { CERRAR_PAGO, INICIAR_PAGO } from '../src/pagos/pagos.sql.js';
 
@@ -22,7 +22,8 @@ interface FloorBody {
 /**
  * The floor: the statements of a payment (PENDIENTE row, the processor's ledger row, the final state
  * in a transaction whose BEGIN is pipelined with it) in a plain Nest route with none of the service's
- * guards, interceptors, pipes or middleware, on a raw node-postgres pool in pipeline mode.
+ * guards, interceptors, pipes or hooks, on a raw node-postgres pool in pipeline mode, on the same HTTP
+ * adapter (Fastify) as the service.
  */
 @Controller('floor')
 class FloorController {
@@ -64,9 +65,9 @@ class FloorModule implements OnModuleDestroy {
 }
 
 /** Starts the floor app on `port` in this process (the bench server's), so one CPU counter covers both. */
-export async function startFloorApp(databaseUrl: string, port: number): Promise<NestExpressApplication> {
+export async function startFloorApp(databaseUrl: string, port: number): Promise<NestFastifyApplication> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: POOL_SIZE, pipeline: true } as pg.PoolConfig);
-  const app = await NestFactory.create<NestExpressApplication>(FloorModule.forPool(pool), { logger: false });
+  const app = await NestFactory.create<NestFastifyApplication>(FloorModule.forPool(pool), new FastifyAdapter(), { logger: false });
   await app.listen(port, '127.0.0.1');
   return app;
 }

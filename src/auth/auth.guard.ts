@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import type { AppConfig } from '../config/app-config.js';
 import { ApiTokenVerifier } from './api-token-verifier.js';
 import { UnauthenticatedError } from './auth.errors.js';
@@ -24,7 +24,7 @@ export class AuthGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, [context.getHandler(), context.getClass()])) return true;
-    const request = context.switchToHttp().getRequest<Request>();
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
     const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
     const clientId = token === undefined ? undefined : this.verifier.clientIdFor(token);
     if (clientId === undefined) throw new UnauthenticatedError();

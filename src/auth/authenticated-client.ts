@@ -1,23 +1,23 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 
 const CLIENT_ID = Symbol('auth:clientId');
 
-interface AuthenticatedRequest extends Request {
+interface AuthenticatedRequest extends FastifyRequest {
   [CLIENT_ID]?: string;
 }
 
-export function attachClientId(request: Request, clientId: string): void {
+export function attachClientId(request: FastifyRequest, clientId: string): void {
   (request as AuthenticatedRequest)[CLIENT_ID] = clientId;
 }
 
 /** The authenticated client's id, or undefined before (or without) authentication: for logs. */
-export function authenticatedClientIdOf(request: Request): string | undefined {
+export function authenticatedClientIdOf(request: FastifyRequest): string | undefined {
   return (request as AuthenticatedRequest)[CLIENT_ID];
 }
 
 /** The id of the client `AuthGuard` authenticated; throws where no guard ran (a wiring bug). */
-export function clientIdOf(request: Request): string {
+export function clientIdOf(request: FastifyRequest): string {
   const clientId = authenticatedClientIdOf(request);
   if (clientId === undefined) throw new Error('no authenticated client on this request');
   return clientId;
@@ -25,6 +25,6 @@ export function clientIdOf(request: Request): string {
 
 /** Injects the authenticated client's id. */
 export const AuthenticatedClient = createParamDecorator((_data: unknown, context: ExecutionContext): string =>
-  clientIdOf(context.switchToHttp().getRequest<Request>()),
+  clientIdOf(context.switchToHttp().getRequest<FastifyRequest>()),
 );
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ShuttingDownError } from './http.errors.js';
 
 /**
@@ -14,10 +14,10 @@ export class Draining {
     this.draining = true;
   }
 
-  readonly middleware = (_request: Request, response: Response, next: NextFunction): void => {
-    if (!this.draining) return next();
-    // The problem filter writes the answer, as for every other error.
-    response.set('Connection', 'close');
-    next(new ShuttingDownError());
+  /** Fastify `onRequest` hook; the problem filter writes the answer, as for every other error. */
+  readonly onRequest = async (_request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (!this.draining) return;
+    reply.header('Connection', 'close');
+    throw new ShuttingDownError();
   };
 }

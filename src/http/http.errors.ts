@@ -55,7 +55,23 @@ export class UnacceptableJsonError extends ProblemException {
   }
 }
 
-/** For requests Node's HTTP parser rejects before any middleware runs. */
+export class MalformedJsonError extends ProblemException {
+  constructor() {
+    // The parser's message would quote the body back; a fixed text says enough.
+    super({ slug: 'malformed-json', title: 'Malformed JSON', status: HttpStatus.BAD_REQUEST }, 'The body is not valid JSON. Fix it and send it again.');
+  }
+}
+
+export class PayloadTooLargeError extends ProblemException {
+  constructor(limitBytes: number) {
+    super(
+      { slug: 'payload-too-large', title: 'Payload too large', status: HttpStatus.PAYLOAD_TOO_LARGE },
+      `The body is over ${limitBytes / 1024} kB once decompressed; send a smaller one.`,
+    );
+  }
+}
+
+/** For requests Node's HTTP parser rejects before any route runs. */
 export class MalformedRequestError extends ProblemException {
   constructor() {
     super(

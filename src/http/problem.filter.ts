@@ -1,5 +1,5 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../database/postgres-errors.js';
 import { PROBLEM_CONTENT_TYPE, ProblemException, renderProblem } from './problem.js';
 import { DatabaseUnavailableError } from './http.errors.js';
@@ -12,10 +12,10 @@ export class ProblemFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const response = http.getResponse<Response>();
-    const problem = renderProblem(this.classify(exception, { id: loggedRequestIdOf(http.getRequest<Request>()) }));
-    if (response.headersSent) return;
-    response.status(problem.status).set(problem.headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem.body));
+    const reply = http.getResponse<FastifyReply>();
+    const problem = renderProblem(this.classify(exception, { id: loggedRequestIdOf(http.getRequest<FastifyRequest>()) }));
+    if (reply.sent) return;
+    reply.status(problem.status).headers(problem.headers).type(`${PROBLEM_CONTENT_TYPE}; charset=utf-8`).send(JSON.stringify(problem.body));
   }
 
   /** Lines logged here carry the request's id (`req`), as its request line does. */

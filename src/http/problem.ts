@@ -50,21 +50,16 @@ export class ProblemException extends HttpException {
   }
 }
 
-const MALFORMED_JSON: ProblemDefinition = { slug: 'malformed-json', title: 'Malformed JSON', status: HttpStatus.BAD_REQUEST };
 const INTERNAL_ERROR: ProblemDefinition = { slug: 'internal-error', title: 'Internal error', status: HttpStatus.INTERNAL_SERVER_ERROR };
 
 /** Any thrown value as the problem the client sees; never leaks messages of non-HTTP errors. */
 export function renderProblem(error: unknown): RenderedProblem {
   if (error instanceof ProblemException) return error.render();
-  // The parser's message quotes the body back; a fixed text says enough.
-  if (error instanceof HttpException && error.cause instanceof SyntaxError) {
-    return new ProblemException(MALFORMED_JSON, 'The body is not valid JSON. Fix it and send it again.').render();
-  }
   if (error instanceof HttpException) return renderHttpException(error);
   return new ProblemException(INTERNAL_ERROR, 'The request failed on our side. Retry it with the same Idempotency-Key.').render();
 }
 
-// Nest's own exceptions (404 for unknown routes, 413 from the body parser, ...) keep their status.
+// Nest's and Fastify's own exceptions (404 for unknown routes, 413 for a body over the limit, ...) keep their status.
 function renderHttpException(error: HttpException): RenderedProblem {
   const status = error.getStatus();
   const title = HttpStatus[status] ? titleOf(HttpStatus[status]) : 'Error';

@@ -1,7 +1,7 @@
 import { type ArgumentMetadata, type ExecutionContext, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { RequestValidationError } from './http.errors.js';
 
 /**
@@ -70,7 +70,7 @@ const bodyArgumentsOf = (() => {
  * code that must not act on an invalid request (claiming an idempotency key) calls this first.
  */
 export async function validateRouteBody(context: ExecutionContext, pipe: ValidationPipe): Promise<void> {
-  const body = context.switchToHttp().getRequest<Request>().body;
+  const body = context.switchToHttp().getRequest<FastifyRequest>().body as Record<string, unknown> | undefined;
   for (const { data, metatype } of bodyArgumentsOf(context)) {
     await pipe.transform(data ? body?.[data] : body, { type: 'body', metatype: metatype as never, data });
   }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 
 /**
  * What an `@Idempotent()` request turned out to be, exactly one per request that reached the claim:
@@ -30,12 +30,12 @@ export interface KeyWait {
 
 const OUTCOME = Symbol('idempotency:outcome');
 
-interface RequestWithOutcome extends Request {
+interface RequestWithOutcome extends FastifyRequest {
   [OUTCOME]?: IdempotencyOutcome;
 }
 
 /** The outcome of this request, for whoever describes it afterwards (the request log). */
-export function idempotencyOutcomeOf(request: Request): IdempotencyOutcome | undefined {
+export function idempotencyOutcomeOf(request: FastifyRequest): IdempotencyOutcome | undefined {
   return (request as RequestWithOutcome)[OUTCOME];
 }
 
@@ -72,7 +72,7 @@ export class IdempotencyEvents {
     this.waitersListeners.push(listener);
   }
 
-  outcome(request: Request, outcome: IdempotencyOutcome): void {
+  outcome(request: FastifyRequest, outcome: IdempotencyOutcome): void {
     (request as RequestWithOutcome)[OUTCOME] = outcome;
     for (const listener of this.outcomeListeners) listener(outcome);
   }

@@ -2,7 +2,7 @@ import {
   type CallHandler, type ExecutionContext, HttpException, Inject, Injectable, Logger, type NestInterceptor,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { attachJoinableCommit } from '../database/joinable-commit.decorator.js';
 import { Transactions } from '../database/transactions.js';
@@ -53,8 +53,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   private async handle(context: ExecutionContext, next: CallHandler): Promise<unknown> {
     const http = context.switchToHttp();
-    const request = http.getRequest<Request>();
-    const response = http.getResponse<Response>();
+    const request = http.getRequest<FastifyRequest>();
+    const response = http.getResponse<FastifyReply>();
     const keyRequest = await this.keyRequestOf(context, request);
     const claimed = await this.store.claimKey(keyRequest);
     const { outcome, waitedSeconds } =
@@ -69,7 +69,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         return this.execute(outcome.claim, request, response, next);
       case 'replay':
         report(waitedSeconds === undefined ? 'replayed' : 'waited_replay');
-        response.setHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
+        response.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
         return send(response, outcome.response);
       case 'mismatch':
         report('mismatch');
@@ -82,9 +82,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
   }
 
-  private async keyRequestOf(context: ExecutionContext, request: Request): Promise<KeyRequest> {
+  private async keyRequestOf(context: ExecutionContext, request: FastifyRequest): Promise<KeyRequest> {
     // headersDistinct keeps repeated header lines apart; `headers` would join them with ", ".
-    const lines = request.headersDistinct[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
+    const lines = request.raw.headersDistinct[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
     const parsed = parseIdempotencyKey(lines?.length === 1 ? lines[0] : lines);
     if (!parsed.ok) throw new IdempotencyKeyInvalidError(parsed.reason);
     await this.options.validateRequest?.(context);
@@ -92,7 +92,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return { scope: this.options.scopeOf(request), key: parsed.key, fingerprint };
   }
 
-  private async execute(claim: Claim, request: Request, response: Response, next: CallHandler): Promise<unknown> {
+  private async execute(claim: Claim, request: FastifyRequest, response: FastifyReply, next: CallHandler): Promise<unknown> {
     attachOperationId(request, claim.operationId);
     const lease = new LeaseKeeper(this.store, claim, this.options.lockTimeoutSeconds);
     const commit = this.transactions.openDeferredCommit();
@@ -117,7 +117,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
    * The handler's answer as it will be stored: its value, or the problem of an expected (4xx) failure.
    * Our own failures and transient conflicts are thrown instead: nothing is stored for them.
    */
-  private async runHandler(response: Response, next: CallHandler): Promise<StoredResponse> {
+  private async runHandler(response: FastifyReply, next: CallHandler): Promise<StoredResponse> {
     try {
       const value = await lastValueFrom(next.handle(), { defaultValue: undefined });
       return storedJson(response.statusCode, value, replayedHeaders(response));
@@ -144,7 +144,7 @@ function isClientError(error: unknown): error is HttpException {
 }
 
 /** The headers worth replaying that the handler set; the content type is the stored body's own. */
-function replayedHeaders(response: Response): Record<string, string> {
+function replayedHeaders(response: FastifyReply): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const name of REPLAYED_RESPONSE_HEADERS) {
     const value = response.getHeader(name);
@@ -153,10 +153,9 @@ function replayedHeaders(response: Response): Record<string, string> {
   return headers;
 }
 
-/** Sends the stored bytes: Nest writes a string body as is, with the headers already set. */
-function send(response: Response, stored: StoredResponse): string {
-  response.status(stored.status);
-  for (const [name, value] of Object.entries(stored.headers)) response.setHeader(name, value);
+/** Sends the stored bytes: Fastify writes a string body as is when its content type is set. */
+function send(response: FastifyReply, stored: StoredResponse): string {
+  response.status(stored.status).headers(stored.headers);
   return stored.body;
 }
 

@@ -1,5 +1,5 @@
 import type { ExecutionContext } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 
 /** How duplicates of a key in flight may wait for its answer (`Prefer: wait`). */
 export interface WaitingOptions {
@@ -23,7 +23,7 @@ export interface IdempotencyOptions {
   /** Rows deleted per purge statement. */
   readonly purgeBatchSize: number;
   /** Whose key this is: keys are unique per scope (typically the authenticated client). */
-  readonly scopeOf: (request: Request) => string;
+  readonly scopeOf: (request: FastifyRequest) => string;
   readonly waiting: WaitingOptions;
   /** Rejects an invalid request before its key is claimed, so the rejection is not stored. */
   readonly validateRequest?: (context: ExecutionContext) => Promise<void>;

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { IDEMPOTENCY_OPTIONS, PREFER_HEADER, PREFERENCE_APPLIED_HEADER } from './idempotency.constants.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import { IdempotencyStore } from './idempotency.store.js';
@@ -27,21 +27,21 @@ export class InFlightWaiter {
     @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
   ) {}
 
-  async waitForSettled(keyRequest: KeyRequest, request: Request, response: Response): Promise<WaitedOutcome> {
-    const preferred = preferredWaitSeconds(request.headersDistinct[PREFER_HEADER.toLowerCase()]);
+  async waitForSettled(keyRequest: KeyRequest, request: FastifyRequest, reply: FastifyReply): Promise<WaitedOutcome> {
+    const preferred = preferredWaitSeconds(request.raw.headersDistinct[PREFER_HEADER.toLowerCase()]);
     const seconds = Math.min(preferred ?? this.options.waiting.defaultSeconds, this.options.waiting.maxSeconds);
     if (seconds === 0 || !this.waiters.enter()) return { outcome: { kind: 'in_flight' }, waitedSeconds: undefined };
-    if (preferred !== undefined) response.setHeader(PREFERENCE_APPLIED_HEADER, `wait=${seconds}`);
+    if (preferred !== undefined) reply.header(PREFERENCE_APPLIED_HEADER, `wait=${seconds}`);
     // The client hanging up ends the wait; the first attempt runs on regardless.
     const gone = new AbortController();
     const abort = (): void => gone.abort();
-    response.once('close', abort);
+    reply.raw.once('close', abort);
     const started = performance.now();
     try {
       const outcome = await this.waitLoop(keyRequest, started + seconds * 1000, gone.signal);
       return { outcome, waitedSeconds: (performance.now() - started) / 1000 };
     } finally {
-      response.off('close', abort);
+      reply.raw.off('close', abort);
       this.waiters.leave();
     }
   }

@@ -1,13 +1,13 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 
 const OPERATION = Symbol('idempotency:operation');
 
-interface RequestWithOperation extends Request {
+interface RequestWithOperation extends FastifyRequest {
   [OPERATION]?: string;
 }
 
-export function attachOperationId(request: Request, operationId: string): void {
+export function attachOperationId(request: FastifyRequest, operationId: string): void {
   (request as RequestWithOperation)[OPERATION] = operationId;
 }
 

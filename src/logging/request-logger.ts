@@ -1,11 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Request } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Logger, pino } from 'pino';
 import { authenticatedClientIdOf } from '../auth/authenticated-client.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { LogFormat } from '../config/env.schema.js';
 import { idempotencyOutcomeOf } from '../idempotency/idempotency.events.js';
-import { requestIdOf } from './request-id.js';
+import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
 
 export const REQUEST_LOGGER = Symbol('REQUEST_LOGGER');
 
@@ -14,17 +13,17 @@ const QUIET_PATHS = new Set(['/health/live', '/health/ready', '/metrics']);
 
 const REQUEST_ID = Symbol('logging:requestId');
 
-interface IdentifiedRequest extends IncomingMessage {
+interface IdentifiedRequest extends FastifyRequest {
   [REQUEST_ID]?: string;
 }
 
-/** The id the request log gives this request (see {@link requestIdOf}); undefined before its middleware ran. */
-export function loggedRequestIdOf(request: IncomingMessage): string | undefined {
+/** The id the request log gives this request (see {@link requestIdOf}); undefined before its hook ran. */
+export function loggedRequestIdOf(request: FastifyRequest): string | undefined {
   return (request as IdentifiedRequest)[REQUEST_ID];
 }
 
 /**
- * The pino logger of the app, and Express middleware that writes one line per request with its id,
+ * The pino logger of the app, and a Fastify `onRequest` hook that writes one line per request with its id,
  * client, idempotency outcome, status and duration. Request and response headers and bodies are
  * never logged: they carry bearer tokens and card tokens. Per request it costs an id, a listener and,
  * only when the line's level is enabled, the line: no child logger, no async context.
@@ -32,24 +31,28 @@ export function loggedRequestIdOf(request: IncomingMessage): string | undefined 
 export class RequestLogger {
   constructor(readonly logger: Logger) {}
 
-  readonly middleware = (request: IncomingMessage, response: ServerResponse, next: () => void): void => {
+  readonly onRequest = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     const started = performance.now();
-    (request as IdentifiedRequest)[REQUEST_ID] = requestIdOf(request, response);
-    if (!QUIET_PATHS.has(request.url ?? '')) response.once('close', () => this.write(request, response, started));
-    next();
+    const id = requestIdOf(request.headers[REQUEST_ID_HEADER.toLowerCase()]);
+    (request as IdentifiedRequest)[REQUEST_ID] = id;
+    reply.header(REQUEST_ID_HEADER, id);
+    // The raw response's 'close' also comes when the client hangs up before the answer.
+    if (!QUIET_PATHS.has(request.url)) reply.raw.once('close', () => this.write(request, reply, started));
+    done();
   };
 
-  private write(request: IncomingMessage, response: ServerResponse, started: number): void {
-    const level = response.statusCode >= 500 ? 'error' : 'info';
+  private write(request: FastifyRequest, reply: FastifyReply, started: number): void {
+    const statusCode = reply.raw.statusCode;
+    const level = statusCode >= 500 ? 'error' : 'info';
     if (!this.logger.isLevelEnabled(level)) return;
     const line = {
       req: { id: loggedRequestIdOf(request), method: request.method, url: request.url },
-      clientId: authenticatedClientIdOf(request as Request),
-      idempotency: idempotencyOutcomeOf(request as Request),
-      res: { statusCode: response.statusCode },
+      clientId: authenticatedClientIdOf(request),
+      idempotency: idempotencyOutcomeOf(request),
+      res: { statusCode },
       durationMs: Math.round(performance.now() - started),
     };
-    this.logger[level](line, response.writableFinished ? 'request completed' : 'request aborted');
+    this.logger[level](line, reply.raw.writableFinished ? 'request completed' : 'request aborted');
   }
 }
 

@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Histogram, Registry } from 'prom-client';
 
-// Requests that never matched a route (404s, bodies refused before routing) share one label value,
+// Requests that matched no route (404s) share one label value,
 // so that arbitrary paths can't grow the series without bound.
 const UNMATCHED_ROUTE = 'unmatched';
-// Nest answers unknown paths from a catch-all route ("{/*splat}" on Express 5).
-const CATCH_ALL_PATTERN = /^\{?\/\*/;
 
 /** Counts every HTTP request and its latency by method, route pattern and status. */
 @Injectable()
@@ -26,19 +24,14 @@ export class HttpMetrics {
     });
   }
 
-  /** Express middleware; registered first so that answers of the other middlewares count too. */
-  readonly middleware = (request: Request, response: Response, next: NextFunction): void => {
-    const stopTimer = this.duration.startTimer();
-    response.once('finish', () => {
-      const labels = { method: request.method, route: routeOf(request), status: String(response.statusCode) };
-      this.requests.inc(labels);
-      stopTimer(labels);
-    });
-    next();
+  /**
+   * Fastify `onResponse` hook: runs once the answer is sent, whoever wrote it (a route, a hook, the
+   * body parser, the not-found handler). `elapsedTime` counts from the request's arrival.
+   */
+  readonly onResponse = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const labels = { method: request.method, route: request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE), status: String(reply.statusCode) };
+    this.requests.inc(labels);
+    this.duration.observe(labels, reply.elapsedTime / 1000);
+    done();
   };
-}
-
-function routeOf(request: Request): string {
-  const pattern: unknown = request.route?.path;
-  return typeof pattern === 'string' && !CATCH_ALL_PATTERN.test(pattern) ? request.baseUrl + pattern : UNMATCHED_ROUTE;
 }

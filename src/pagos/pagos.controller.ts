@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Param, ParseUUIDPipe, Post, Query, Res } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { AuthenticatedClient } from '../auth/authenticated-client.js';
 import { JoinableCommit } from '../database/joinable-commit.decorator.js';
 import type { DeferredCommit } from '../database/transactions.js';
@@ -32,10 +32,10 @@ export class PagosController {
     @AuthenticatedClient() clientId: string,
     @IdempotentOperationId() operationId: string | undefined,
     @JoinableCommit() commit: DeferredCommit | undefined,
-    @Res({ passthrough: true }) response: Response,
+    @Res({ passthrough: true }) response: FastifyReply,
   ): Promise<PagoResponse> {
     const pago = await this.pagos.crear({ ...dto, clientId, operationId }, commit);
-    response.location(pagoLocation(pago.id));
+    response.header('Location', pagoLocation(pago.id));
     return toPagoResponse(pago);
   }
 

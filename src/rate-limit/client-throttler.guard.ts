@@ -1,6 +1,6 @@
 import { type ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { clientIdOf } from '../auth/authenticated-client.js';
 import { RateLimitedError } from './rate-limit.errors.js';
 
@@ -12,7 +12,7 @@ import { RateLimitedError } from './rate-limit.errors.js';
 @Injectable()
 export class ClientThrottlerGuard extends ThrottlerGuard {
   protected override async getTracker(request: Record<string, unknown>): Promise<string> {
-    return clientIdOf(request as unknown as Request);
+    return clientIdOf(request as unknown as FastifyRequest);
   }
 
   protected override async throwThrottlingException(_context: ExecutionContext, limit: ThrottlerLimitDetail): Promise<void> {

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Param, ParseUUIDPipe, Post, Res } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { AuthenticatedClient } from '../auth/authenticated-client.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
 import { IdempotentOperationId } from '../idempotency/operation-id.decorator.js';
@@ -34,10 +34,10 @@ export class ReembolsosController {
     @AuthenticatedClient() clientId: string,
     @IdempotentOperationId() operationId: string | undefined,
     @JoinableCommit() commit: DeferredCommit | undefined,
-    @Res({ passthrough: true }) response: Response,
+    @Res({ passthrough: true }) response: FastifyReply,
   ): Promise<ReembolsoResponse> {
     const reembolso = await this.reembolsos.crear({ ...dto, pagoId, clientId, operationId }, commit);
-    response.location(reembolsoLocation(reembolso));
+    response.header('Location', reembolsoLocation(reembolso));
     return toReembolsoResponse(reembolso);
   }
 

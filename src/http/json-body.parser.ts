@@ -1,0 +1,80 @@
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { MalformedJsonError, PayloadTooLargeError, UnacceptableJsonError, UnsupportedMediaTypeError } from './http.errors.js';
+
+// No request of this API nests deeper; the limit keeps recursive validators far from the stack's end.
+const MAX_DEPTH = 32;
+// class-transformer skips these names, so the whitelist would never see them; they are never data.
+const RESERVED_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
+const UTF8 = new Set(['utf-8', 'utf8']);
+
+type Decoder = (body: Buffer, limit: number) => Buffer;
+const DECODERS: Readonly<Record<string, Decoder>> = {
+  identity: (body) => body,
+  gzip: (body, limit) => gunzipSync(body, { maxOutputLength: limit }),
+  'x-gzip': (body, limit) => gunzipSync(body, { maxOutputLength: limit }),
+  deflate: (body, limit) => inflateSync(body, { maxOutputLength: limit }),
+  br: (body, limit) => brotliDecompressSync(body, { maxOutputLength: limit }),
+};
+
+/**
+ * The only request bodies this API reads: UTF-8 JSON of at most `limitBytes`, once decompressed.
+ * Anything else is a problem before any route runs: another type or charset a 415, a bigger body a
+ * 413, a body that does not parse a 400, and parsed JSON that validation can't judge safely (nested
+ * deeper than MAX_DEPTH, or with keys named after Object.prototype members) a 400 as well.
+ * An empty JSON body is `{}`, so that validation says which fields are missing.
+ */
+export function acceptJsonBodiesOnly(fastify: FastifyInstance, limitBytes: number): void {
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: limitBytes }, (request, raw: Buffer, done) => {
+    try {
+      done(null, parseJson(request, raw, limitBytes));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+  // Also answers bodies sent without a Content-Type.
+  fastify.addContentTypeParser('*', (_request, _payload, done) => done(new UnsupportedMediaTypeError(), undefined));
+}
+
+function parseJson(request: FastifyRequest, raw: Buffer, limitBytes: number): unknown {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+  if (charset !== undefined && !UTF8.has(charset)) throw new UnsupportedMediaTypeError();
+  const text = decode(raw, request.headers['content-encoding'], limitBytes).toString('utf8');
+  if (text.trim() === '') return {};
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new MalformedJsonError();
+  }
+  const problem = findProblem(body);
+  if (problem) throw new UnacceptableJsonError(problem);
+  return body;
+}
+
+function decode(raw: Buffer, encoding: string | undefined, limitBytes: number): Buffer {
+  const decoder = DECODERS[(encoding ?? 'identity').trim().toLowerCase()];
+  if (!decoder) throw new UnsupportedMediaTypeError();
+  try {
+    return decoder(raw, limitBytes);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new PayloadTooLargeError(limitBytes);
+    throw new MalformedJsonError();
+  }
+}
+
+/** Walks iteratively, so a hostile body can't exhaust the stack here either. */
+function findProblem(body: unknown): string | undefined {
+  const pending: Array<{ value: unknown; depth: number }> = [{ value: body, depth: 0 }];
+  while (pending.length > 0) {
+    const { value, depth } = pending.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth >= MAX_DEPTH) return `the body nests deeper than ${MAX_DEPTH} levels`;
+    for (const key of Object.keys(value)) {
+      if (!Array.isArray(value) && RESERVED_KEYS.has(key)) return `the field name "${key}" is not allowed`;
+      pending.push({ value: (value as Record<string, unknown>)[key], depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
