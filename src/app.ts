@@ -5,7 +5,7 @@ import { AppModule } from './app.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { answerClientErrorWithProblem } from './http/client-error.handler.js';
 import { Draining } from './http/draining.js';
-import { acceptJsonBodiesOnly } from './http/json-body.parser.js';
+import { acceptJsonBodiesOnly, JSON_BODY_LIMIT_BYTES } from './http/json-body.parser.js';
 import { serveOpenApiDocs } from './http/openapi-docs.js';
 import { ProblemFilter } from './http/problem.filter.js';
 import { VALIDATION_PIPE } from './http/validation.js';
@@ -13,15 +13,13 @@ import { PinoNestLogger } from './logging/pino-nest-logger.js';
 import { REQUEST_LOGGER, type RequestLogger } from './logging/request-logger.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
 
-// Payment requests are a few hundred bytes; anything near this is abuse and gets a 413.
-const BODY_LIMIT_BYTES = 64 * 1024;
 // Node's own defaults, which Fastify would otherwise change (72 s keep-alive, no request timeout).
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 const REQUEST_TIMEOUT_MS = 300_000;
 
 function createHttpAdapter(): FastifyAdapter {
   return new FastifyAdapter({
-    bodyLimit: BODY_LIMIT_BYTES,
+    bodyLimit: JSON_BODY_LIMIT_BYTES,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
     clientErrorHandler: answerClientErrorWithProblem,
@@ -44,7 +42,7 @@ export async function createApp(
   fastify.addHook('onRequest', requestLogger.onRequest);
   fastify.addHook('onRequest', app.get(Draining).onRequest);
   fastify.addHook('onResponse', app.get(HttpMetrics).onResponse);
-  acceptJsonBodiesOnly(fastify, BODY_LIMIT_BYTES);
+  acceptJsonBodiesOnly(fastify);
   app.useGlobalFilters(new ProblemFilter());
   app.useGlobalPipes(app.get(VALIDATION_PIPE));
   serveOpenApiDocs(app);

@@ -1,6 +1,9 @@
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { MalformedJsonError, PayloadTooLargeError, UnacceptableJsonError, UnsupportedMediaTypeError } from './http.errors.js';
+import { MalformedJsonError, MalformedRequestError, PayloadTooLargeError, UnacceptableJsonError, UnsupportedMediaTypeError } from './http.errors.js';
+
+// Payment requests are a few hundred bytes; anything near this is abuse and gets a 413.
+export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
 
 // No request of this API nests deeper; the limit keeps recursive validators far from the stack's end.
 const MAX_DEPTH = 32;
@@ -18,13 +21,13 @@ const DECODERS: Readonly<Record<string, Decoder>> = {
 };
 
 /**
- * The only request bodies this API reads: UTF-8 JSON of at most `limitBytes`, once decompressed.
+ * The only request bodies this API reads: UTF-8 JSON of at most JSON_BODY_LIMIT_BYTES, once decompressed.
  * Anything else is a problem before any route runs: another type or charset a 415, a bigger body a
  * 413, a body that does not parse a 400, and parsed JSON that validation can't judge safely (nested
  * deeper than MAX_DEPTH, or with keys named after Object.prototype members) a 400 as well.
  * An empty JSON body is `{}`, so that validation says which fields are missing.
  */
-export function acceptJsonBodiesOnly(fastify: FastifyInstance, limitBytes: number): void {
+export function acceptJsonBodiesOnly(fastify: FastifyInstance, limitBytes = JSON_BODY_LIMIT_BYTES): void {
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: limitBytes }, (request, raw: Buffer, done) => {
     try {
@@ -36,6 +39,14 @@ export function acceptJsonBodiesOnly(fastify: FastifyInstance, limitBytes: numbe
   // Also answers bodies sent without a Content-Type.
   fastify.addContentTypeParser('*', (_request, _payload, done) => done(new UnsupportedMediaTypeError(), undefined));
 }
+
+/** What any route reading a body may answer before it runs: for its `@ApiProblems` documentation. */
+export const BODY_PROBLEMS: readonly unknown[] = [
+  new MalformedJsonError(),
+  new MalformedRequestError(),
+  new PayloadTooLargeError(JSON_BODY_LIMIT_BYTES),
+  new UnsupportedMediaTypeError(),
+];
 
 function parseJson(request: FastifyRequest, raw: Buffer, limitBytes: number): unknown {
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();

@@ -12,7 +12,7 @@ const DESCRIPTION =
 
 /**
  * Serves Swagger UI at `/docs` and the OpenAPI document at `/docs/openapi.json`. They are plain
- * Express routes, outside Nest's guards: public, as documentation of a public contract should be.
+ * Fastify routes, outside Nest's guards: public, as documentation of a public contract should be.
  */
 export function serveOpenApiDocs(app: INestApplication): void {
   const config = new DocumentBuilder()

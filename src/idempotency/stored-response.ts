@@ -2,7 +2,7 @@ import type { HttpException } from '@nestjs/common';
 import { PROBLEM_CONTENT_TYPE, ProblemException, renderProblem } from '../http/problem.js';
 import type { StoredResponse } from './idempotency.types.js';
 
-// With the charset spelled out, Express sends these exactly as stored.
+// With the charset spelled out, Fastify sends these exactly as stored.
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_JSON_CONTENT_TYPE = `${PROBLEM_CONTENT_TYPE}; charset=utf-8`;
 

@@ -1,8 +1,9 @@
-import { applyDecorators, BadRequestException, PayloadTooLargeException } from '@nestjs/common';
+import { applyDecorators } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiSchema, ApiTags } from '@nestjs/swagger';
 import { UnauthenticatedError } from '../auth/auth.errors.js';
 import { ApiProblems } from '../http/api-problems.decorator.js';
-import { DatabaseUnavailableError, MalformedRequestError, RequestValidationError, ShuttingDownError, UnsupportedMediaTypeError } from '../http/http.errors.js';
+import { DatabaseUnavailableError, RequestValidationError, ShuttingDownError } from '../http/http.errors.js';
+import { BODY_PROBLEMS } from '../http/json-body.parser.js';
 import { BEARER_AUTH } from '../http/openapi-docs.js';
 import { RateLimitedError } from '../rate-limit/rate-limit.errors.js';
 import { PagoResponse } from './dto/pago.response.js';
@@ -43,10 +44,7 @@ export function ApiCrearPago(): MethodDecorator {
     }),
     ApiProblems([
       new RequestValidationError(['monto must be an integer amount in minor units (e.g. 1999 for 19.99)']),
-      new BadRequestException('example', { cause: new SyntaxError() }),
-      new MalformedRequestError(),
-      new PayloadTooLargeException('request entity too large'),
-      new UnsupportedMediaTypeError(),
+      ...BODY_PROBLEMS,
       new PasarelaNoDisponibleError(),
       new RateLimitedError(30),
     ]),

@@ -1,8 +1,9 @@
-import { applyDecorators, BadRequestException, PayloadTooLargeException } from '@nestjs/common';
+import { applyDecorators } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiSchema, ApiTags } from '@nestjs/swagger';
 import { UnauthenticatedError } from '../auth/auth.errors.js';
 import { ApiProblems } from '../http/api-problems.decorator.js';
-import { DatabaseUnavailableError, MalformedRequestError, RequestValidationError, ShuttingDownError, UnsupportedMediaTypeError } from '../http/http.errors.js';
+import { DatabaseUnavailableError, RequestValidationError, ShuttingDownError } from '../http/http.errors.js';
+import { BODY_PROBLEMS } from '../http/json-body.parser.js';
 import { BEARER_AUTH } from '../http/openapi-docs.js';
 import { ESTADOS_PAGO } from '../pagos/pago.entity.js';
 import { PagoNoEncontradoError } from '../pagos/pagos.errors.js';
@@ -55,10 +56,7 @@ export function ApiCrearReembolso(): MethodDecorator {
     }),
     ApiProblems([
       new RequestValidationError(['monto must be an integer amount in minor units (e.g. 500 for 5.00)']),
-      new BadRequestException('example', { cause: new SyntaxError() }),
-      new MalformedRequestError(),
-      new PayloadTooLargeException('request entity too large'),
-      new UnsupportedMediaTypeError(),
+      ...BODY_PROBLEMS,
       new PasarelaNoDisponibleParaReembolsoError(),
       new RateLimitedError(30),
     ]),

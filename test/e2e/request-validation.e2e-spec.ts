@@ -104,7 +104,7 @@ describe('Idempotency-Key and body validation, answered before the key is claime
     await expectNothingStored(key, body.numeroOrden, charges);
   });
 
-  // Node's HTTP parser refuses DEL and the other control bytes in a header before Express runs;
+  // Node's HTTP parser refuses DEL and the other control bytes in a header before Fastify runs;
   // the server's clientError handler still answers with a problem.
   it.each([
     ['DEL (0x7f)', '\x7f'],
