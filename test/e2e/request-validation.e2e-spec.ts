@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { connect as connectSocket } from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { ALICE } from '../support/clients.js';
@@ -220,5 +221,30 @@ describe('Idempotency-Key and body validation, answered before the key is claime
     expectProblem(result, 413);
     await expectNothingStored(key, body.numeroOrden, charges);
     expect((await postPago(app.baseUrl, { client: ALICE, key, body })).status).toBe(201);
+  });
+
+  it.each([
+    ['gzip', gzipSync],
+    ['deflate', deflateSync],
+    ['br', brotliCompressSync],
+  ] as const)('a %s-encoded JSON body is read like a plain one: 201, and its retry in plain JSON is the replay', async (encoding, compress) => {
+    const key = randomUUID();
+    const body = nuevoPago();
+    const first = await postPago(app.baseUrl, { client: ALICE, key, body, rawBody: compress(JSON.stringify(body)), headers: { 'content-encoding': encoding } });
+    expect(first.status).toBe(201);
+    const retry = await postPago(app.baseUrl, { client: ALICE, key, body });
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.text).toBe(first.text);
+  });
+
+  it('an unknown Content-Encoding, or a body that does not inflate, is a problem and claims nothing', async () => {
+    const body = nuevoPago();
+    const charges = await countCharges(db);
+    const unknownKey = randomUUID();
+    expectProblem(await postPago(app.baseUrl, { client: ALICE, key: unknownKey, body, headers: { 'content-encoding': 'compress' } }), 415, 'unsupported-media-type');
+    const brokenKey = randomUUID();
+    expectProblem(await postPago(app.baseUrl, { client: ALICE, key: brokenKey, body, headers: { 'content-encoding': 'gzip' } }), 400, 'malformed-json');
+    await expectNothingStored(unknownKey, body.numeroOrden, charges);
+    await expectNothingStored(brokenKey, body.numeroOrden, charges);
   });
 });

@@ -26,7 +26,7 @@ export interface PostOptions {
   readonly key?: string;
   readonly body: unknown;
   /** The exact body bytes to send instead of JSON.stringify(body). */
-  readonly rawBody?: string;
+  readonly rawBody?: string | Uint8Array;
   readonly headers?: Record<string, string>;
 }
 
