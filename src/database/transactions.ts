@@ -106,8 +106,15 @@ export class DeferredCommit {
   }
 }
 
-/** A pooled connection inside BEGIN … COMMIT/ROLLBACK, in pipeline mode. */
+/**
+ * A pooled connection inside BEGIN … COMMIT/ROLLBACK, in pipeline mode. Statements that share a round
+ * trip also share one write: the socket is corked from BEGIN to the first statement, and from the last
+ * statement to COMMIT, so PostgreSQL is woken once for each pair, and the process makes one syscall.
+ */
 class OpenTransaction implements Queryable {
+  // Set by begin(): BEGIN waits in the socket's buffer for the first statement.
+  private corked = true;
+
   private constructor(
     private readonly client: pg.PoolClient,
     private readonly begun: Promise<unknown>,
@@ -116,17 +123,30 @@ class OpenTransaction implements Queryable {
   /** Sends BEGIN without waiting for it: the first statement follows it in the same round trip. */
   static async begin(pool: pg.Pool): Promise<OpenTransaction> {
     const client = await pool.connect();
+    socketOf(client).cork();
     const begun = client.query(BEGIN);
     // Awaited by the commit; a BEGIN that fails takes the statements queued behind it down too.
     begun.catch(() => undefined);
-    return new OpenTransaction(client, begun);
+    const transaction = new OpenTransaction(client, begun);
+    // Should no statement follow within this turn of the event loop, BEGIN goes out alone.
+    setImmediate(() => transaction.uncork());
+    return transaction;
   }
 
   query(text: string, values?: unknown[]): Promise<pg.QueryResult> {
-    return this.client.query(text, values);
+    const answer = this.client.query(text, values);
+    this.uncork();
+    return answer;
+  }
+
+  private uncork(): void {
+    if (!this.corked) return;
+    this.corked = false;
+    socketOf(this.client).uncork();
   }
 
   async commit(): Promise<void> {
+    this.uncork();
     await this.begun;
     assertCommitted(await this.client.query('COMMIT'));
   }
@@ -137,8 +157,11 @@ class OpenTransaction implements Queryable {
     const once: Queryable = {
       query: (text: string, values?: unknown[]) => {
         if (committing) throw new Error('commitWith: the last work sent a second statement after COMMIT');
-        const answer = this.client.query(text, values);
+        const socket = socketOf(this.client);
+        socket.cork();
+        const answer = this.query(text, values);
         committing = this.client.query('COMMIT');
+        socket.uncork();
         committing.catch(() => undefined);
         return answer;
       },
@@ -177,12 +200,17 @@ class OpenTransaction implements Queryable {
    */
   async abandon(): Promise<void> {
     try {
-      await this.client.query('ROLLBACK');
+      await this.query('ROLLBACK');
       this.client.release();
     } catch (error) {
       this.client.release(error as Error);
     }
   }
+}
+
+// node-postgres' socket to the server: `Client#connection.stream` (PoolClient's types leave it out).
+function socketOf(client: pg.PoolClient): pg.Client['connection']['stream'] {
+  return (client as unknown as pg.Client).connection.stream;
 }
 
 function assertCommitted(result: pg.QueryResult): void {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { pgPoolOf, type Queryable } from '../../src/database/query-rows.js';
@@ -64,6 +65,50 @@ describe('Transactions', () => {
     } finally {
       client.release();
     }
+  });
+
+  /** Counts the writes the pool's one connection makes to its socket while `work` runs. */
+  async function socketWritesDuring(work: () => Promise<unknown>): Promise<number> {
+    const client = await pgPoolOf(dataSource).connect();
+    const socket = (client as unknown as pg.Client).connection.stream as unknown as Record<'_write' | '_writev', (...args: unknown[]) => void>;
+    client.release();
+    let writes = 0;
+    const original = { _write: socket._write, _writev: socket._writev };
+    for (const name of ['_write', '_writev'] as const) {
+      socket[name] = function (this: unknown, ...args: unknown[]) {
+        writes++;
+        return original[name]!.apply(this, args);
+      };
+    }
+    try {
+      await work();
+      return writes;
+    } finally {
+      Object.assign(socket, original);
+    }
+  }
+
+  it('sends BEGIN in one write with the first statement, and COMMIT in one write with the last', async () => {
+    await dataSource.query('TRUNCATE written');
+    const writes = await socketWritesDuring(async () => {
+      const commit = transactions.openDeferredCommit();
+      await transactions.runJoinable((db) => db.query('INSERT INTO written VALUES ($1)', [1]), commit);
+      await commit.commitWith((db) => db.query('INSERT INTO written VALUES ($1)', [2]));
+    });
+    expect(writes).toBe(2);
+    expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 1 }, { n: 2 }]);
+  });
+
+  it('a transaction whose work sends nothing for a while still begins, and commits', async () => {
+    await dataSource.query('TRUNCATE written');
+    await transactions.run(async (db) => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await db.query('INSERT INTO written VALUES (1)');
+    });
+    const commit = transactions.openDeferredCommit();
+    await transactions.runJoinable(() => new Promise((resolve) => setTimeout(resolve, 50)), commit);
+    await commit.commitWith((db) => db.query('INSERT INTO written VALUES (2)'));
+    expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 1 }, { n: 2 }]);
   });
 
   it('does not commit a work that swallowed a failed statement: the COMMIT answered ROLLBACK, and that is an error', async () => {
