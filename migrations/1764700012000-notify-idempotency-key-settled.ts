@@ -7,6 +7,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * notifies, and PostgreSQL delivers the notification only when that transaction commits.
  * Payload: the JSON array `[scope, key]`; both are at most 255 characters, so even fully escaped
  * (6 bytes a character) it stays under NOTIFY's 8000-byte limit.
+ * Since migration 1764700013000 the trigger fires only for keys a duplicate waits on (`has_waiters`).
  */
 export class NotifyIdempotencyKeySettled1764700012000 implements MigrationInterface {
   name = 'NotifyIdempotencyKeySettled1764700012000';

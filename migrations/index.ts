@@ -5,6 +5,7 @@ import { ReconcilerIndexes1764700003000 } from './1764700003000-reconciler-index
 import { CreateIdempotencyClaimLostFunction1764700003500 } from './1764700003500-create-idempotency-claim-lost-function.js';
 import { CreateReembolsos1764700004000 } from './1764700004000-create-reembolsos.js';
 import { NotifyIdempotencyKeySettled1764700012000 } from './1764700012000-notify-idempotency-key-settled.js';
+import { NotifyOnlyWaitedKeys1764700013000 } from './1764700013000-notify-only-waited-keys.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   CreateIdempotencyClaimLostFunction1764700003500,
   CreateReembolsos1764700004000,
   NotifyIdempotencyKeySettled1764700012000,
+  NotifyOnlyWaitedKeys1764700013000,
 ];

@@ -45,4 +45,8 @@ export class IdempotencyKeyRecord {
 
   @Column({ name: 'expires_at', type: 'timestamptz' })
   expiresAt!: Date;
+
+  /** Set by a waiting duplicate (MARK_KEY_WAITED): only then does settling the key send a notification. */
+  @Column({ name: 'has_waiters', type: 'boolean', default: false })
+  hasWaiters!: boolean;
 }

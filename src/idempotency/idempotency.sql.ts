@@ -8,6 +8,10 @@
  *   (stale in_flight) ───┴── released
  *        takeOverStaleOperation (a settling job: the same takeover, found by operation id)
  *
+ *   in_flight ──markKeyWaited──► in_flight with has_waiters: a duplicate waits on it. Only such a key
+ *   becomes completed or released with a notification on `idempotency_key_settled` (a trigger, see
+ *   migrations 1764700012000 and 1764700013000), whichever of the statements above settles it.
+ *
  * Each WHERE states the precondition and each RETURNING tells the caller whether it won. Under
  * READ COMMITTED a second writer of the same row waits for the first and re-checks the WHERE on the
  * committed row, so of N racing callers exactly one sees a row come back. `now()` of PostgreSQL is
@@ -92,6 +96,26 @@ export const RENEW_KEY = `
   UPDATE idempotency_keys SET locked_at = now()
    WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight'
   RETURNING 1 AS renewed`;
+
+/**
+ * in_flight → in_flight with has_waiters, for a duplicate about to wait on the key: from now on,
+ * settling the key notifies (a NOTIFY serialises commits, so keys nobody waits on send none).
+ * The waiter watches the key first, then marks it, then reads it (claimKey). Race: the first
+ * attempt settling the key at the same moment. The mark and the settling UPDATE lock the same row:
+ * - settlement first: the mark waits for its commit and re-checks the WHERE on the settled row
+ *   (READ COMMITTED), matching nothing; the read after it sees the settled key (replay, takeover).
+ * - mark first: the settlement's NEW row carries has_waiters = true, so the trigger queues the
+ *   notification, delivered when that transaction commits, after the watch began.
+ * Once set it is never cleared while the row lives (a takeover or a claim over an expired row keeps
+ * it: at worst one notification nobody waits for); a new row starts without waiters.
+ * Zero rows: already marked (its settlement notifies), or not in flight (settled, gone): the read
+ * that follows finds out which.
+ * $1 scope, $2 key.
+ */
+export const MARK_KEY_WAITED = `
+  UPDATE idempotency_keys SET has_waiters = true
+   WHERE scope = $1::text AND key = $2::text AND status = 'in_flight' AND NOT has_waiters
+  RETURNING 1 AS marked`;
 
 /** SQLSTATE that COMPLETE_KEY raises (through `idempotency_claim_lost()`, see its migration) when it matches no row. */
 export const CLAIM_LOST_SQLSTATE = 'IK001';

@@ -7,8 +7,8 @@ import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import {
-  CLAIM_KEY, CLAIM_LOST_SQLSTATE, COMPLETE_KEY, DESCRIBE_KEY, FIND_KEY, FIND_OPERATION_CLAIMS, PURGE_EXPIRED_KEYS, RELEASE_ABANDONED_KEY,
-  RELEASE_KEY, RENEW_KEY, TAKE_OVER_KEY, TAKE_OVER_STALE_OPERATION,
+  CLAIM_KEY, CLAIM_LOST_SQLSTATE, COMPLETE_KEY, DESCRIBE_KEY, FIND_KEY, FIND_OPERATION_CLAIMS, MARK_KEY_WAITED, PURGE_EXPIRED_KEYS,
+  RELEASE_ABANDONED_KEY, RELEASE_KEY, RENEW_KEY, TAKE_OVER_KEY, TAKE_OVER_STALE_OPERATION,
 } from './idempotency.sql.js';
 import type {
   Claim, ClaimOutcome, ClaimState, KeyDescription, KeyRequest, StaleOperationOutcome, StoredResponse,
@@ -62,6 +62,15 @@ export class IdempotencyStore {
 
   async renewKey(claim: Claim): Promise<boolean> {
     const rows = await this.run(RENEW_KEY, [claim.scope, claim.key, claim.lockToken]);
+    return rows.length === 1;
+  }
+
+  /**
+   * For a duplicate about to wait: its key's settlement will be notified. Call it after watching the
+   * key and before reading it (see MARK_KEY_WAITED); false when it was marked already or is not in flight.
+   */
+  async markKeyWaited(request: KeyRequest): Promise<boolean> {
+    const rows = await this.run(MARK_KEY_WAITED, [request.scope, request.key]);
     return rows.length === 1;
   }
 

@@ -18,6 +18,7 @@ export interface WaitedOutcome {
  * of answering 409 at once: `Prefer: wait=N` (RFC 7240) up to `maxSeconds`, else `defaultSeconds`.
  * Each time the key may have settled it goes through the store's claim path again, as a retry
  * would: a completed key is replayed, a released one taken over (this request then runs it).
+ * Before each read it marks the key waited: only then is its settlement notified.
  */
 @Injectable()
 export class InFlightWaiter {
@@ -48,10 +49,12 @@ export class InFlightWaiter {
 
   private async waitLoop(keyRequest: KeyRequest, deadline: number, signal: AbortSignal): Promise<ClaimOutcome> {
     for (;;) {
-      // Watch first, then read: a settlement between the two still wakes this waiter.
+      // Watch, mark, then read: a settlement the read misses came after the mark, so it is notified
+      // (MARK_KEY_WAITED says why), and the watch is already there to receive it.
       const watch = this.waiters.watch(keyRequest.scope, keyRequest.key);
       let outcome: ClaimOutcome;
       try {
+        await this.store.markKeyWaited(keyRequest);
         outcome = await this.store.claimKey(keyRequest);
       } catch (error) {
         watch.cancel();

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { type IdempotencyStore, isClaimLost } from '../../src/idempotency/idempotency.store.js';
 import type { Claim, ClaimOutcome, KeyRequest } from '../../src/idempotency/idempotency.types.js';
 import { countCharges, insertExpiredKeys, keyRow } from '../support/ledger.js';
-import { openStore, type StoreHarness } from '../support/idempotency-store.js';
+import { claimKeyOf, completeOf, openStore, type StoreHarness } from '../support/idempotency-store.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 
@@ -41,20 +41,8 @@ describe('idempotency statements under races', () => {
   const winners = (outcomes: ClaimOutcome[]): Claim[] => outcomes.flatMap((o) => (o.kind === 'claimed' ? [o.claim] : []));
   const backdateLease = (request: KeyRequest) =>
     db.query(`UPDATE idempotency_keys SET locked_at = now() - interval '1 hour' WHERE scope = $1 AND key = $2`, [request.scope, request.key]);
-  const claimOf = async (request: KeyRequest): Promise<Claim> => {
-    const outcome = await store.claimKey(request);
-    if (outcome.kind !== 'claimed') throw new Error(`expected a claim, got ${outcome.kind}`);
-    return outcome.claim;
-  };
-  /** True when this completion was stored; false when the claim was lost (the transaction rolled back). */
-  const complete = (claim: Claim, body: string): Promise<boolean> =>
-    harness.transactions.run((tx) => store.completeKey(tx, claim, { status: 201, headers: {}, body })).then(
-      () => true,
-      (error: unknown) => {
-        if (isClaimLost(error)) return false;
-        throw error;
-      },
-    );
+  const claimOf = (request: KeyRequest): Promise<Claim> => claimKeyOf(store, request);
+  const complete = (claim: Claim, body: string): Promise<boolean> => completeOf(harness, claim, body);
 
   it('claimKey: of 20 first requests with one key exactly one claims it, the rest see it in flight', async () => {
     const outcomes = await race(newRequest());

@@ -47,7 +47,8 @@ describe('duplicates that wait for the first answer (Prefer: wait)', () => {
     expect(bounced.status).toBe(409);
     expect(bounced.headers.get('retry-after')).toBe('1');
     expect(bounced.headers.get('preference-applied')).toBeNull();
-    expect((await keyRow(db, ALICE.clientId, key))!.status).toBe('in_flight');
+    // A duplicate that does not wait leaves the key unmarked: its completion will send no notification.
+    expect(await keyRow(db, ALICE.clientId, key)).toMatchObject({ status: 'in_flight', has_waiters: false });
 
     const waiter = answeredAt(postWaiting(main.baseUrl, 5, { client: ALICE, key, body }));
     const [original, waited] = await Promise.all([first, waiter]);
@@ -86,7 +87,7 @@ describe('duplicates that wait for the first answer (Prefer: wait)', () => {
     const listed = await get(main.baseUrl, `/pagos?numeroOrden=${body.numeroOrden}`, ALICE);
     expect(listed.status).toBe(200);
     expect(await metricOf(main, 'idempotency_waiters')).toBe(20);
-    expect((await keyRow(db, ALICE.clientId, key))!.status).toBe('in_flight');
+    expect(await keyRow(db, ALICE.clientId, key)).toMatchObject({ status: 'in_flight', has_waiters: true });
 
     const answers = [await first, ...(await Promise.all(waiters))];
     expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 201));
@@ -180,8 +181,11 @@ describe('duplicates that wait for the first answer (Prefer: wait)', () => {
     const before = await metricOf(main, 'idempotency_outcomes_total', { outcome: 'waited_replay' });
     const first = postPago(peer.baseUrl, { client: ALICE, key, body });
     await waitForClaim(db, key);
+    const started = performance.now();
     const waited = await postWaiting(main.baseUrl, 10, { client: ALICE, key, body });
     expect({ status: waited.status, text: waited.text }).toEqual({ status: 201, text: (await first).text });
+    // Answered when the 1.5 s charge finished, not by the re-read at the end of its 10 s.
+    expect(performance.now() - started).toBeLessThan(10_000);
     expect(await metricOf(main, 'idempotency_outcomes_total', { outcome: 'waited_replay' })).toBe(before + 1);
     expect(await metricOf(main, 'idempotency_listener_connected')).toBe(1);
     expect(await metricOf(main, 'idempotency_wait_duration_seconds_count', { outcome: 'waited_replay' })).toBeGreaterThanOrEqual(1);

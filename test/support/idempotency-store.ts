@@ -6,7 +6,8 @@ import { Transactions } from '../../src/database/transactions.js';
 import { IdempotencyEvents } from '../../src/idempotency/idempotency.events.js';
 import { IdempotencyPurgeJob } from '../../src/idempotency/idempotency-purge.job.js';
 import type { IdempotencyOptions } from '../../src/idempotency/idempotency.options.js';
-import { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
+import { IdempotencyStore, isClaimLost } from '../../src/idempotency/idempotency.store.js';
+import type { Claim, KeyRequest } from '../../src/idempotency/idempotency.types.js';
 
 export interface StoreHarness {
   readonly dataSource: DataSource;
@@ -39,4 +40,19 @@ export async function openStore(url: string, options: Partial<IdempotencyOptions
   const store = new IdempotencyStore(dataSource, settings);
   const purgeJob = new IdempotencyPurgeJob(store, new SchedulerRegistry(), new IdempotencyEvents(), settings);
   return { dataSource, store, transactions: new Transactions(dataSource), purgeJob, close: () => dataSource.destroy() };
+}
+
+/** Claims the key of `request`; anything but a claim fails the test. */
+export async function claimKeyOf(store: IdempotencyStore, request: KeyRequest): Promise<Claim> {
+  const outcome = await store.claimKey(request);
+  if (outcome.kind !== 'claimed') throw new Error(`expected a claim, got ${outcome.kind}`);
+  return outcome.claim;
+}
+
+/** Completes in a transaction of its own: true when stored; false when the claim was lost (the transaction rolled back). */
+export function completeOf(harness: StoreHarness, claim: Claim, body = '{}'): Promise<boolean> {
+  return harness.transactions.run((tx) => harness.store.completeKey(tx, claim, { status: 201, headers: {}, body })).then(
+    () => true,
+    (error: unknown) => (isClaimLost(error) ? false : Promise.reject(error)),
+  );
 }
