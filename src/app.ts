@@ -25,6 +25,8 @@ function createHttpAdapter(): FastifyAdapter {
     clientErrorHandler: answerClientErrorWithProblem,
     // Shutdown answers are the Draining hook's problem+json 503s, not Fastify's bare ones.
     return503OnClosing: false,
+    // Paths match as they did on Express: `/pagos/` and `/Pagos` are `/pagos`.
+    routerOptions: { ignoreTrailingSlash: true, caseSensitive: false },
   });
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { ALICE, BOB } from '../support/clients.js';
-import { get, type HttpResult, nuevoPago, postPago } from '../support/http.js';
+import { get, type HttpResult, nuevoPago, postJson, postPago } from '../support/http.js';
 import { countCharges, countPagos, keyRow } from '../support/ledger.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
@@ -110,6 +110,19 @@ describe('the /pagos API contract (real app, real PostgreSQL)', () => {
     expect(fetched.status).toBe(200);
     expect(fetched.headers.get('content-type')).toMatch(/^application\/json/);
     expect(fetched.json).toEqual(created.json);
+  });
+
+  it('paths match regardless of a trailing slash or the case of their fixed parts, as clients of the Express days relied on', async () => {
+    const key = randomUUID();
+    const body = nuevoPago();
+    const created = await postJson(app.baseUrl, '/pagos/', { client: ALICE, key, body });
+    expect(created.status).toBe(201);
+    const location = created.headers.get('location')!;
+    const fetched = await get(app.baseUrl, location.replace('/pagos/', '/PAGOS/') + '/', ALICE);
+    expect(fetched.status).toBe(200);
+    expect(fetched.json).toEqual(created.json);
+    // The fingerprint covers the target as sent: the same key on `/pagos` is a different request.
+    expect((await postPago(app.baseUrl, { client: ALICE, key, body })).status).toBe(422);
   });
 
   it("GET /pagos/:id of another client's payment is the same 404 problem as an unknown id", async () => {
