@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { MalformedRequestError } from './http.errors.js';
-import { PROBLEM_CONTENT_TYPE } from './problem.js';
+import { PROBLEM_CONTENT_TYPE_UTF8 } from './problem.js';
 
 const MALFORMED = JSON.stringify(new MalformedRequestError().render().body);
 
@@ -15,7 +15,7 @@ export function answerClientErrorWithProblem(error: NodeJS.ErrnoException, socke
     return;
   }
   socket.end(
-    `HTTP/1.1 400 Bad Request\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}; charset=utf-8\r\n` +
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: ${PROBLEM_CONTENT_TYPE_UTF8}\r\n` +
       `Content-Length: ${Buffer.byteLength(MALFORMED)}\r\nConnection: close\r\n\r\n${MALFORMED}`,
   );
 }

@@ -27,11 +27,11 @@ const DECODERS: Readonly<Record<string, Decoder>> = {
  * deeper than MAX_DEPTH, or with keys named after Object.prototype members) a 400 as well.
  * An empty JSON body is `{}`, so that validation says which fields are missing.
  */
-export function acceptJsonBodiesOnly(fastify: FastifyInstance, limitBytes = JSON_BODY_LIMIT_BYTES): void {
+export function acceptJsonBodiesOnly(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: limitBytes }, (request, raw: Buffer, done) => {
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT_BYTES }, (request, raw: Buffer, done) => {
     try {
-      done(null, parseJson(request, raw, limitBytes));
+      done(null, parseJson(request, raw));
     } catch (error) {
       done(error as Error, undefined);
     }
@@ -48,10 +48,10 @@ export const BODY_PROBLEMS: readonly unknown[] = [
   new UnsupportedMediaTypeError(),
 ];
 
-function parseJson(request: FastifyRequest, raw: Buffer, limitBytes: number): unknown {
+function parseJson(request: FastifyRequest, raw: Buffer): unknown {
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
   if (charset !== undefined && !UTF8.has(charset)) throw new UnsupportedMediaTypeError();
-  const text = decode(raw, request.headers['content-encoding'], limitBytes).toString('utf8');
+  const text = decode(raw, request.headers['content-encoding']).toString('utf8');
   if (text.trim() === '') return {};
   let body: unknown;
   try {
@@ -64,13 +64,13 @@ function parseJson(request: FastifyRequest, raw: Buffer, limitBytes: number): un
   return body;
 }
 
-function decode(raw: Buffer, encoding: string | undefined, limitBytes: number): Buffer {
+function decode(raw: Buffer, encoding: string | undefined): Buffer {
   const decoder = DECODERS[(encoding ?? 'identity').trim().toLowerCase()];
   if (!decoder) throw new UnsupportedMediaTypeError();
   try {
-    return decoder(raw, limitBytes);
+    return decoder(raw, JSON_BODY_LIMIT_BYTES);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new PayloadTooLargeError(limitBytes);
+    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new PayloadTooLargeError(JSON_BODY_LIMIT_BYTES);
     throw new MalformedJsonError();
   }
 }

@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../database/postgres-errors.js';
-import { PROBLEM_CONTENT_TYPE, ProblemException, renderProblem } from './problem.js';
+import { PROBLEM_CONTENT_TYPE_UTF8, ProblemException, renderProblem } from './problem.js';
 import { DatabaseUnavailableError } from './http.errors.js';
 import { loggedRequestIdOf } from '../logging/request-logger.js';
 
@@ -15,7 +15,7 @@ export class ProblemFilter implements ExceptionFilter {
     const reply = http.getResponse<FastifyReply>();
     const problem = renderProblem(this.classify(exception, { id: loggedRequestIdOf(http.getRequest<FastifyRequest>()) }));
     if (reply.sent) return;
-    reply.status(problem.status).headers(problem.headers).type(`${PROBLEM_CONTENT_TYPE}; charset=utf-8`).send(JSON.stringify(problem.body));
+    reply.status(problem.status).headers(problem.headers).type(PROBLEM_CONTENT_TYPE_UTF8).send(JSON.stringify(problem.body));
   }
 
   /** Lines logged here carry the request's id (`req`), as its request line does. */

@@ -3,6 +3,8 @@ import { HttpException, HttpStatus } from '@nestjs/common';
 /** Base of every `type` URI; a problem's slug is appended (RFC 9457 §3.1.1). */
 export const PROBLEM_TYPE_BASE = 'https://pagos.dev/problems/';
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+/** The Content-Type every problem is sent with: the body is always UTF-8 JSON. */
+export const PROBLEM_CONTENT_TYPE_UTF8 = `${PROBLEM_CONTENT_TYPE}; charset=utf-8`;
 
 export interface ProblemDocument {
   readonly type: string;

@@ -1,10 +1,9 @@
 import type { HttpException } from '@nestjs/common';
-import { PROBLEM_CONTENT_TYPE, ProblemException, renderProblem } from '../http/problem.js';
+import { PROBLEM_CONTENT_TYPE_UTF8, ProblemException, renderProblem } from '../http/problem.js';
 import type { StoredResponse } from './idempotency.types.js';
 
 // With the charset spelled out, Fastify sends these exactly as stored.
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-const PROBLEM_JSON_CONTENT_TYPE = `${PROBLEM_CONTENT_TYPE}; charset=utf-8`;
 
 /**
  * The answer a route gave with `value` as its JSON body, as it is stored and replayed. The
@@ -19,7 +18,7 @@ export function storedJson(status: number, value: unknown, headers: Readonly<Rec
 /** The problem+json answer of an expected failure (4xx), as it is stored and replayed. */
 export function storedProblem(error: HttpException, headers: Readonly<Record<string, string>> = {}): StoredResponse {
   const problem = renderProblem(error);
-  return { status: problem.status, headers: { ...headers, 'content-type': PROBLEM_JSON_CONTENT_TYPE }, body: JSON.stringify(problem.body) };
+  return { status: problem.status, headers: { ...headers, 'content-type': PROBLEM_CONTENT_TYPE_UTF8 }, body: JSON.stringify(problem.body) };
 }
 
 /**
