@@ -5,7 +5,7 @@ import { AppModule } from './app.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { answerClientErrorWithProblem } from './http/client-error.handler.js';
 import { Draining } from './http/draining.js';
-import { acceptJsonBodiesOnly, JSON_BODY_LIMIT_BYTES } from './http/json-body.parser.js';
+import { acceptJsonBodiesOnly } from './http/json-body.parser.js';
 import { serveOpenApiDocs } from './http/openapi-docs.js';
 import { ProblemFilter } from './http/problem.filter.js';
 import { VALIDATION_PIPE } from './http/validation.js';
@@ -19,7 +19,6 @@ const REQUEST_TIMEOUT_MS = 300_000;
 
 function createHttpAdapter(): FastifyAdapter {
   return new FastifyAdapter({
-    bodyLimit: JSON_BODY_LIMIT_BYTES,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
     clientErrorHandler: answerClientErrorWithProblem,

@@ -1,9 +1,14 @@
+import type { IncomingMessage } from 'node:http';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { MalformedJsonError, MalformedRequestError, PayloadTooLargeError, UnacceptableJsonError, UnsupportedMediaTypeError } from './http.errors.js';
 
 // Payment requests are a few hundred bytes; anything near this is abuse and gets a 413.
 export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
+// A body over the limit is read to its end, up to this much, before the 413 goes out: a client still
+// sending when the connection closes would see a reset instead of the answer. Beyond it, the 413
+// goes out at once and the connection closes under a client that sends that much.
+const DRAINED_BYTES = 1024 * 1024;
 
 // No request of this API nests deeper; the limit keeps recursive validators far from the stack's end.
 const MAX_DEPTH = 32;
@@ -29,12 +34,15 @@ const DECODERS: Readonly<Record<string, Decoder>> = {
  */
 export function acceptJsonBodiesOnly(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT_BYTES }, (request, raw: Buffer, done) => {
-    try {
-      done(null, parseJson(request, raw));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
+  fastify.addContentTypeParser('application/json', (request, payload, done) => {
+    readBody(request, payload, (error, raw) => {
+      if (error) return done(error, undefined);
+      try {
+        done(null, parseJson(request, raw!));
+      } catch (parseError) {
+        done(parseError as Error, undefined);
+      }
+    });
   });
   // Also answers bodies sent without a Content-Type.
   fastify.addContentTypeParser('*', (_request, _payload, done) => done(new UnsupportedMediaTypeError(), undefined));
@@ -47,6 +55,27 @@ export const BODY_PROBLEMS: readonly unknown[] = [
   new PayloadTooLargeError(JSON_BODY_LIMIT_BYTES),
   new UnsupportedMediaTypeError(),
 ];
+
+/** Reads the body, at most JSON_BODY_LIMIT_BYTES of it; a bigger one is drained (see DRAINED_BYTES) and refused. */
+function readBody(request: FastifyRequest, payload: IncomingMessage, done: (error: Error | null, raw?: Buffer) => void): void {
+  const tooLarge = (): void => done(new PayloadTooLargeError(JSON_BODY_LIMIT_BYTES));
+  if (Number(request.headers['content-length']) > DRAINED_BYTES) return tooLarge();
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const onData = (chunk: Buffer): void => {
+    received += chunk.length;
+    if (received <= JSON_BODY_LIMIT_BYTES) chunks.push(chunk);
+    else if (received > DRAINED_BYTES) finish(tooLarge);
+  };
+  const onEnd = (): void => finish(() => (received > JSON_BODY_LIMIT_BYTES ? tooLarge() : done(null, Buffer.concat(chunks))));
+  // The client went away mid-body: whatever it sent is not a request.
+  const onError = (): void => finish(() => done(new MalformedRequestError()));
+  const finish = (then: () => void): void => {
+    payload.off('data', onData).off('end', onEnd).off('error', onError);
+    then();
+  };
+  payload.on('data', onData).on('end', onEnd).on('error', onError);
+}
 
 function parseJson(request: FastifyRequest, raw: Buffer): unknown {
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
