@@ -10,7 +10,7 @@ import { type Charge, GatewayUnavailableError, PAYMENT_GATEWAY, type PaymentGate
 import type { CrearPagoDto } from './dto/crear-pago.dto.js';
 import { toPagoResponse } from './dto/pago.response.js';
 import { chargeKeyOf, type EstadoPago, Pago } from './pago.entity.js';
-import { type PagoRow, toPago } from './pago-row.js';
+import { type PagoRow, type PagoVisible, type PagoVisibleRow, toPago, toPagoVisible } from './pago-row.js';
 import { OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoRechazadoError, PasarelaNoDisponibleError } from './pagos.errors.js';
 import { CERRAR_PAGO, INICIAR_PAGO, PAGO_ACTIVO_DE_ORDEN, PAGO_POR_OPERACION } from './pagos.sql.js';
 
@@ -22,6 +22,17 @@ export interface CrearPagoCommand extends CrearPagoDto {
 
 // Up to this many payments in a list; an order has a handful at most.
 const LIST_LIMIT = 100;
+
+/** A payment about to be charged, as INICIAR_PAGO returns it; `nuevo` unless it resumes an operation. */
+interface PagoEnCurso {
+  readonly id: string;
+  readonly operationId: string;
+  readonly monto: number;
+  readonly moneda: string;
+  readonly nuevo: boolean;
+}
+
+type Inicio = { readonly enCurso: PagoEnCurso } | { readonly asentado: Pago };
 
 @Injectable()
 export class PagosService {
@@ -41,11 +52,12 @@ export class PagosService {
    * (after a crash, a takeover, a failed charge): it resumes instead of charging twice. The final
    * state joins `commit` when given (the idempotency layer stores its answer in that transaction).
    */
-  async crear(command: CrearPagoCommand, commit?: DeferredCommit): Promise<Pago> {
+  async crear(command: CrearPagoCommand, commit?: DeferredCommit): Promise<PagoVisible> {
     const operationId = command.operationId ?? randomUUID();
-    const { pago, nuevo } = await this.iniciar(command, operationId);
-    if (pago.estado !== 'PENDIENTE') return this.resultado(pago);
-    const charge = await this.cobrar(pago, command.token, !nuevo);
+    const inicio = await this.iniciar(command, operationId);
+    if ('asentado' in inicio) return this.resultado(inicio.asentado);
+    const pago = inicio.enCurso;
+    const charge = await this.cobrar(pago, command.token);
     const estado: EstadoPago = charge.outcome === 'approved' ? 'APROBADO' : 'RECHAZADO';
     const cerrado = await this.transactions.runJoinable((db) => this.cerrar(db, pago, estado, charge.id), commit);
     return this.resultado(cerrado);
@@ -59,17 +71,17 @@ export class PagosService {
     return this.pagos.find({ where: { clientId, ...(numeroOrden && { numeroOrden }) }, order: { creadoEn: 'ASC' }, take: LIST_LIMIT });
   }
 
-  private async iniciar(command: CrearPagoCommand, operationId: string): Promise<{ pago: Pago; nuevo: boolean }> {
+  private async iniciar(command: CrearPagoCommand, operationId: string): Promise<Inicio> {
     const params = [randomUUID(), command.clientId, operationId, command.numeroOrden, command.monto, command.moneda];
     try {
-      const [started] = await queryRows<PagoRow & { nuevo: boolean }>(this.pool, INICIAR_PAGO, params);
-      if (started) return { pago: toPago(started), nuevo: started.nuevo };
+      const [started] = await queryRows<{ id: string; monto: string; moneda: string; nuevo: boolean }>(this.pool, INICIAR_PAGO, params);
+      if (started) return { enCurso: { ...started, operationId, monto: Number(started.monto) } };
     } catch (error) {
       if (sqlStateOf(error) !== SQLSTATE.uniqueViolation) throw error;
       throw await this.conflictoDeOrden(command);
     }
     const [existing] = await queryRows<PagoRow>(this.pool, PAGO_POR_OPERACION, [operationId]);
-    return { pago: toPago(existing!), nuevo: false };
+    return { asentado: toPago(existing!) };
   }
 
   private async conflictoDeOrden(command: CrearPagoCommand): Promise<Error> {
@@ -82,9 +94,9 @@ export class PagosService {
   }
 
   /** A resumed operation may have charged already: the gateway is asked before charging again. */
-  private async cobrar(pago: Pago, paymentToken: string, resumed: boolean): Promise<Charge> {
+  private async cobrar(pago: PagoEnCurso, paymentToken: string): Promise<Charge> {
     const chargeKey = chargeKeyOf(pago.operationId);
-    const previous = resumed ? await this.gateway.findCharge(chargeKey) : undefined;
+    const previous = pago.nuevo ? undefined : await this.gateway.findCharge(chargeKey);
     if (previous) return previous;
     try {
       return await this.gateway.charge({ chargeKey, amount: pago.monto, currency: pago.moneda, paymentToken });
@@ -96,15 +108,15 @@ export class PagosService {
     }
   }
 
-  private async cerrar(db: Queryable, pago: Pago, estado: EstadoPago, chargeId: string | null): Promise<Pago> {
-    const [cerrado] = await queryRows<PagoRow>(db, CERRAR_PAGO, [pago.id, estado, chargeId]);
-    if (cerrado) return toPago(cerrado);
+  private async cerrar(db: Queryable, pago: PagoEnCurso, estado: EstadoPago, chargeId: string | null): Promise<PagoVisible> {
+    const [cerrado] = await queryRows<PagoVisibleRow>(db, CERRAR_PAGO, [pago.id, estado, chargeId]);
+    if (cerrado) return toPagoVisible(cerrado);
     const [actual] = await queryRows<PagoRow>(db, PAGO_POR_OPERACION, [pago.operationId]);
     return toPago(actual!);
   }
 
   /** A settled payment as the API answers it: approved is a value, declined a 402 carrying it. */
-  private resultado(pago: Pago): Pago {
+  private resultado(pago: PagoVisible): PagoVisible {
     if (pago.estado === 'RECHAZADO') throw new PagoRechazadoError(toPagoResponse(pago));
     return pago;
   }

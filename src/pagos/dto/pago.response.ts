@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { ESTADOS_PAGO, type EstadoPago, type Pago } from '../pago.entity.js';
+import { ESTADOS_PAGO, type EstadoPago } from '../pago.entity.js';
+import type { PagoVisible } from '../pago-row.js';
 
 /** A payment as the API answers it; a class only so that OpenAPI can describe it. */
 export class PagoResponse {
@@ -25,7 +26,7 @@ export class PagoResponse {
   readonly creadoEn!: string;
 }
 
-export function toPagoResponse(pago: Pago): PagoResponse {
+export function toPagoResponse(pago: PagoVisible): PagoResponse {
   return {
     id: pago.id,
     numeroOrden: pago.numeroOrden,
