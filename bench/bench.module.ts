@@ -25,7 +25,7 @@ export class BenchController {
   @RateLimited()
   @HttpCode(HttpStatus.CREATED)
   async crear(
-    @Body() dto: CrearPagoDto,
+    @Body({ schema: CrearPagoDto }) dto: CrearPagoDto,
     @AuthenticatedClient() clientId: string,
     @Res({ passthrough: true }) response: FastifyReply,
   ): Promise<PagoResponse> {

@@ -12,7 +12,7 @@ const DRAINED_BYTES = 1024 * 1024;
 
 // No request of this API nests deeper; the limit keeps recursive validators far from the stack's end.
 const MAX_DEPTH = 32;
-// class-transformer skips these names, so the whitelist would never see them; they are never data.
+// Prototype names are never data: a handler or a library reading them would get what they shadow.
 const RESERVED_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
 const UTF8 = new Set(['utf-8', 'utf8']);
 

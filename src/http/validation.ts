@@ -1,64 +1,64 @@
-import { type ArgumentMetadata, type ExecutionContext, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, type ExecutionContext, StandardSchemaValidationPipe } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { FastifyRequest } from 'fastify';
 import { RequestValidationError } from './http.errors.js';
 
 /**
- * Remembers the DTO each parsed body became, so that the route's pipe does not validate a body again
- * that `validateRouteBody` validated before the handler (one class-validator pass per request, not two).
- * Keyed by the body object itself: nothing replaces or mutates it between the two.
+ * The app's one validation pipe: every `@Body({ schema })` and `@Query({ schema })` is checked against
+ * its Standard Schema (zod's strict objects: unknown fields are rejected, nothing is coerced), the
+ * same schema the OpenAPI document is generated from. A body that `validateRouteBody` checked before
+ * the handler is not checked again: the result is remembered by the body object itself, which nothing
+ * replaces or mutates between the two.
  */
-class OncePerBodyValidationPipe extends ValidationPipe {
-  private readonly validated = new WeakMap<object, { metatype: unknown; dto: unknown }>();
+class OncePerBodyValidationPipe extends StandardSchemaValidationPipe {
+  private readonly validated = new WeakMap<object, { schema: StandardSchemaV1; value: unknown }>();
 
-  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+  constructor() {
+    super({ exceptionFactory: (issues) => new RequestValidationError(issues.map(messageOf)) });
+  }
+
+  override async transform<T>(value: T, metadata: ArgumentMetadata): Promise<T> {
+    if (metadata.type === 'body' && !metadata.schema) throw new Error('every @Body() needs a schema: @Body({ schema })');
     if (metadata.type !== 'body' || typeof value !== 'object' || value === null) return super.transform(value, metadata);
     const known = this.validated.get(value);
-    if (known && known.metatype === metadata.metatype) return known.dto;
-    const dto: unknown = await super.transform(value, metadata);
-    this.validated.set(value, { metatype: metadata.metatype, dto });
-    return dto;
+    if (known && known.schema === metadata.schema) return known.value as T;
+    const valid = await super.transform(value, metadata);
+    this.validated.set(value, { schema: metadata.schema!, value: valid });
+    return valid;
   }
 }
 
-/** The app's one ValidationPipe instance: the global pipe and the early validation share what it remembers. */
+/** The one validation pipe instance: the global pipe and the early validation share what it remembers. */
 export const VALIDATION_PIPE = Symbol('VALIDATION_PIPE');
 
-/** The one validation pipe of the app: unknown fields are rejected, nothing is coerced silently. */
-export function createValidationPipe(): ValidationPipe {
-  return new OncePerBodyValidationPipe({
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    forbidUnknownValues: true,
-    transform: true,
-    exceptionFactory: (errors) => new RequestValidationError(errors.flatMap((error) => messagesOf(error))),
-  });
+export function createValidationPipe(): StandardSchemaValidationPipe {
+  return new OncePerBodyValidationPipe();
 }
 
-// class-validator messages already start with the property's name ("monto must be an integer ...").
-function messagesOf(error: ValidationError): string[] {
-  return [...Object.values(error.constraints ?? {}), ...(error.children ?? []).flatMap((child) => messagesOf(child))];
+// The schemas' own messages start with the field's name; zod's defaults ("Unrecognized key") get the path.
+function messageOf(issue: StandardSchemaV1.Issue): string {
+  const path = (issue.path ?? []).map((segment) => String(typeof segment === 'object' ? segment.key : segment)).join('.');
+  return path && !issue.message.startsWith(path) ? `${path}: ${issue.message}` : issue.message;
 }
 
 interface RouteArgument {
-  readonly index: number;
   readonly data?: string;
+  readonly schema?: StandardSchemaV1;
 }
 
 /** The `@Body()` arguments of a route handler, read from Nest's metadata once per handler. */
 const bodyArgumentsOf = (() => {
-  const known = new WeakMap<object, ReadonlyArray<{ readonly data?: string; readonly metatype: unknown }>>();
+  const known = new WeakMap<object, readonly RouteArgument[]>();
   return (context: ExecutionContext) => {
     const handler = context.getHandler();
     let found = known.get(handler);
     if (!found) {
-      const controller = context.getClass();
-      const routeArgs: Record<string, RouteArgument> = Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler.name) ?? {};
-      const paramTypes: unknown[] = Reflect.getMetadata('design:paramtypes', controller.prototype, handler.name) ?? [];
+      const routeArgs: Record<string, RouteArgument> = Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), handler.name) ?? {};
       found = Object.entries(routeArgs)
         .filter(([key]) => Number(key.split(':')[0]) === RouteParamtypes.BODY)
-        .map(([, argument]) => ({ data: argument.data, metatype: paramTypes[argument.index] }));
+        .map(([, argument]) => ({ data: argument.data, schema: argument.schema }));
       known.set(handler, found);
     }
     return found;
@@ -69,9 +69,14 @@ const bodyArgumentsOf = (() => {
  * Validates the route's `@Body()` as its pipe will, but earlier. Nest runs pipes after interceptors;
  * code that must not act on an invalid request (claiming an idempotency key) calls this first.
  */
-export async function validateRouteBody(context: ExecutionContext, pipe: ValidationPipe): Promise<void> {
+export async function validateRouteBody(context: ExecutionContext, pipe: StandardSchemaValidationPipe): Promise<void> {
   const body = context.switchToHttp().getRequest<FastifyRequest>().body as Record<string, unknown> | undefined;
-  for (const { data, metatype } of bodyArgumentsOf(context)) {
-    await pipe.transform(data ? body?.[data] : body, { type: 'body', metatype: metatype as never, data });
+  for (const { data, schema } of bodyArgumentsOf(context)) {
+    await pipe.transform(data ? body?.[data] : body, { type: 'body', data, schema });
   }
+}
+
+/** zod's `error` for a field of the wrong type: missing fields are told apart from wrong ones. */
+export function fieldTypeError(field: string, expected: string): (issue: { input?: unknown }) => string {
+  return (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be ${expected}`);
 }

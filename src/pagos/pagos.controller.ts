@@ -28,7 +28,7 @@ export class PagosController {
   @HttpCode(HttpStatus.CREATED)
   @ApiCrearPago()
   async crear(
-    @Body() dto: CrearPagoDto,
+    @Body({ schema: CrearPagoDto }) dto: CrearPagoDto,
     @AuthenticatedClient() clientId: string,
     @IdempotentOperationId() operationId: string | undefined,
     @JoinableCommit() commit: DeferredCommit | undefined,
@@ -49,7 +49,7 @@ export class PagosController {
 
   @Get()
   @ApiListarPagos()
-  async list(@Query() query: ListarPagosQuery, @AuthenticatedClient() clientId: string): Promise<PagoResponse[]> {
+  async list(@Query({ schema: ListarPagosQuery }) query: ListarPagosQuery, @AuthenticatedClient() clientId: string): Promise<PagoResponse[]> {
     const pagos = await this.pagos.list(clientId, query.numeroOrden);
     return pagos.map(toPagoResponse);
   }

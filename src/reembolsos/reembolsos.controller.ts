@@ -30,7 +30,7 @@ export class ReembolsosController {
   @ApiCrearReembolso()
   async crear(
     @Param('pagoId', pagoIdOr404) pagoId: string,
-    @Body() dto: CrearReembolsoDto,
+    @Body({ schema: CrearReembolsoDto }) dto: CrearReembolsoDto,
     @AuthenticatedClient() clientId: string,
     @IdempotentOperationId() operationId: string | undefined,
     @JoinableCommit() commit: DeferredCommit | undefined,

@@ -178,6 +178,20 @@ describe('Idempotency-Key and body validation, answered before the key is claime
     expect(await countCharges(db)).toBe(charges + 1);
   });
 
+  it('every defect of a body is listed, each naming its field: missing, of the wrong type, out of range, unknown', async () => {
+    const { token: _token, ...withoutToken } = nuevoPago();
+    const body = { ...withoutToken, numeroOrden: 42, monto: 19.99, moneda: 'XYZ', descuento: 5 };
+    const rejected = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: body as unknown as PagoBody });
+    expectProblem(rejected, 400, 'validation-failed');
+    expect([...rejected.json.errors].sort()).toEqual([
+      'Unrecognized key: "descuento"',
+      'moneda must be an ISO 4217 currency code such as "EUR"',
+      'monto must be an integer amount in minor units (e.g. 1999 for 19.99)',
+      'numeroOrden must be a string',
+      'token is required',
+    ]);
+  });
+
   it.each<[string, (base: PagoBody) => string]>([
     ['invalid JSON text', (base) => JSON.stringify(base).slice(0, -10)],
     ['a bare JSON string', (base) => JSON.stringify(JSON.stringify(base))],

@@ -1,38 +1,36 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsInt, IsISO4217CurrencyCode, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { isISO4217CurrencyCode } from 'class-validator';
+import { z } from 'zod';
+import { fieldTypeError } from '../../http/validation.js';
 
 export const MONTO_MAXIMO = 1_000_000_000_000;
 
-export class CrearPagoDto {
-  /** The merchant's order number: at most one approved payment per order. */
-  @ApiProperty({ description: "The merchant's order number; an order has at most one approved payment.", pattern: '^[A-Za-z0-9._-]{1,64}$', example: 'ORD-1001' })
-  @IsString()
-  @Matches(/^[A-Za-z0-9._-]{1,64}$/, { message: 'numeroOrden must be 1 to 64 characters of A-Z, a-z, 0-9, ".", "_" or "-"' })
-  numeroOrden!: string;
-
-  /** Amount in minor units (cents): an integer, never a decimal. */
-  @ApiProperty({ type: 'integer', minimum: 1, maximum: MONTO_MAXIMO, description: 'Amount in minor units (cents): 1999 is 19.99. Never a decimal.', example: 1999 })
-  @IsInt({ message: 'monto must be an integer amount in minor units (e.g. 1999 for 19.99)' })
-  @Min(1)
-  @Max(MONTO_MAXIMO)
-  monto!: number;
-
-  @ApiProperty({ description: 'Upper-case ISO 4217 currency code.', pattern: '^[A-Z]{3}$', example: 'EUR' })
-  @IsString()
-  @Matches(/^[A-Z]{3}$/, { message: 'moneda must be an upper-case ISO 4217 code such as "EUR"' })
-  @IsISO4217CurrencyCode({ message: 'moneda must be an ISO 4217 currency code such as "EUR"' })
-  moneda!: string;
-
-  /** The payment method token issued by the processor's client SDK. */
-  @ApiProperty({
-    description: "The payment-method token from the processor's client SDK; never stored. The simulator declines `tok_decline` and fails on `tok_error`.",
-    minLength: 1,
-    maxLength: 255,
-    pattern: '^[\\x21-\\x7e]+$',
-    example: 'tok_visa',
+/** The body of `POST /pagos`: validated by this schema, documented from it (OpenAPI `CrearPagoDto`). */
+export const CrearPagoDto = z
+  .strictObject({
+    numeroOrden: z
+      .string({ error: fieldTypeError('numeroOrden', 'a string') })
+      .regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'numeroOrden must be 1 to 64 characters of A-Z, a-z, 0-9, ".", "_" or "-"' })
+      .meta({ description: "The merchant's order number; an order has at most one approved payment.", example: 'ORD-1001' }),
+    monto: z
+      .int({ error: fieldTypeError('monto', 'an integer amount in minor units (e.g. 1999 for 19.99)') })
+      .min(1, { error: 'monto must be at least 1' })
+      .max(MONTO_MAXIMO, { error: `monto must be at most ${MONTO_MAXIMO}` })
+      .meta({ description: 'Amount in minor units (cents): 1999 is 19.99. Never a decimal.', example: 1999 }),
+    moneda: z
+      .string({ error: fieldTypeError('moneda', 'a string') })
+      .regex(/^[A-Z]{3}$/, { error: 'moneda must be an upper-case ISO 4217 code such as "EUR"' })
+      .refine(isISO4217CurrencyCode, { error: 'moneda must be an ISO 4217 currency code such as "EUR"' })
+      .meta({ description: 'Upper-case ISO 4217 currency code.', example: 'EUR' }),
+    token: z
+      .string({ error: fieldTypeError('token', 'a string') })
+      .min(1, { error: 'token must not be empty' })
+      .max(255, { error: 'token must be at most 255 characters' })
+      .regex(/^[\x21-\x7e]+$/, { error: 'token must be printable ASCII without spaces' })
+      .meta({
+        description: "The payment-method token from the processor's client SDK; never stored. The simulator declines `tok_decline` and fails on `tok_error`.",
+        example: 'tok_visa',
+      }),
   })
-  @IsString()
-  @Length(1, 255)
-  @Matches(/^[\x21-\x7e]+$/, { message: 'token must be printable ASCII without spaces' })
-  token!: string;
-}
+  .meta({ id: 'CrearPagoDto' });
+
+export type CrearPagoDto = z.infer<typeof CrearPagoDto>;

@@ -1,9 +1,12 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, Matches } from 'class-validator';
+import { z } from 'zod';
 
-export class ListarPagosQuery {
-  @ApiPropertyOptional({ description: 'Only the payments of this order.', pattern: '^[A-Za-z0-9._-]{1,64}$', example: 'ORD-1001' })
-  @IsOptional()
-  @Matches(/^[A-Za-z0-9._-]{1,64}$/, { message: 'numeroOrden must be 1 to 64 characters of A-Z, a-z, 0-9, ".", "_" or "-"' })
-  numeroOrden?: string;
-}
+/** The query of `GET /pagos`. */
+export const ListarPagosQuery = z.strictObject({
+  numeroOrden: z
+    .string({ error: 'numeroOrden must be given once' })
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'numeroOrden must be 1 to 64 characters of A-Z, a-z, 0-9, ".", "_" or "-"' })
+    .optional()
+    .meta({ description: 'Only the payments of this order.', example: 'ORD-1001' }),
+});
+
+export type ListarPagosQuery = z.infer<typeof ListarPagosQuery>;

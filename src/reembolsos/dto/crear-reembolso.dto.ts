@@ -1,25 +1,28 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { z } from 'zod';
+import { fieldTypeError } from '../../http/validation.js';
 import { MONTO_MAXIMO } from '../../pagos/dto/crear-pago.dto.js';
 
 export const MOTIVO_MAXIMO = 200;
 
-export class CrearReembolsoDto {
-  /** Amount in minor units (cents): an integer, at most what the payment still has to refund. */
-  @ApiProperty({
-    type: 'integer', minimum: 1, maximum: MONTO_MAXIMO, example: 500,
-    description: 'Amount to give back in minor units (cents): 500 is 5.00. Never a decimal; at most what the payment still has to refund. The simulator fails refunds of exactly 13.',
+/** The body of `POST /pagos/{pagoId}/reembolsos`: validated by this schema, documented from it. */
+export const CrearReembolsoDto = z
+  .strictObject({
+    monto: z
+      .int({ error: fieldTypeError('monto', 'an integer amount in minor units (e.g. 500 for 5.00)') })
+      .min(1, { error: 'monto must be at least 1' })
+      .max(MONTO_MAXIMO, { error: `monto must be at most ${MONTO_MAXIMO}` })
+      .meta({
+        description: 'Amount to give back in minor units (cents): 500 is 5.00. Never a decimal; at most what the payment still has to refund. The simulator fails refunds of exactly 13.',
+        example: 500,
+      }),
+    motivo: z
+      .string({ error: fieldTypeError('motivo', 'a string') })
+      .max(MOTIVO_MAXIMO, { error: `motivo must be at most ${MOTIVO_MAXIMO} characters` })
+      // No control characters (C0, DEL, C1) and no lone surrogates: what is stored is what any client can print.
+      .regex(/^(?:[^\p{Cc}\p{Cs}])*$/u, { error: 'motivo must be printable text without control characters' })
+      .optional()
+      .meta({ description: 'Why, for your records; at most 200 characters without control characters.', example: 'producto devuelto' }),
   })
-  @IsInt({ message: 'monto must be an integer amount in minor units (e.g. 500 for 5.00)' })
-  @Min(1)
-  @Max(MONTO_MAXIMO)
-  monto!: number;
+  .meta({ id: 'CrearReembolsoDto' });
 
-  @ApiPropertyOptional({ description: 'Why, for your records; at most 200 characters without control characters.', maxLength: MOTIVO_MAXIMO, example: 'producto devuelto' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(MOTIVO_MAXIMO)
-  // No control characters (C0, DEL, C1) and no lone surrogates: what is stored is what any client can print.
-  @Matches(/^(?:[^\p{Cc}\p{Cs}])*$/u, { message: 'motivo must be printable text without control characters' })
-  motivo?: string;
-}
+export type CrearReembolsoDto = z.infer<typeof CrearReembolsoDto>;
