@@ -20,6 +20,9 @@ export function dataSourceOptions(settings: DatabaseSettings): DataSourceOptions
     extra: {
       // Fail fast when the database is unreachable instead of letting requests queue forever.
       connectionTimeoutMillis: 5_000,
+      // Connections stay open once opened (up to poolSize): pg-pool arms an idle timer on every release
+      // only above `min`, and a pool that shrinks in a quiet spell reconnects when traffic returns.
+      min: settings.poolSize,
       application_name: 'pagos',
       // Each statement goes out as soon as it is issued, without waiting for the previous answer:
       // Transactions sends BEGIN with a transaction's first statement and COMMIT with its last.
