@@ -6,6 +6,8 @@ import { CreateIdempotencyClaimLostFunction1764700003500 } from './1764700003500
 import { CreateReembolsos1764700004000 } from './1764700004000-create-reembolsos.js';
 import { NotifyIdempotencyKeySettled1764700012000 } from './1764700012000-notify-idempotency-key-settled.js';
 import { NotifyOnlyWaitedKeys1764700013000 } from './1764700013000-notify-only-waited-keys.js';
+import { PlanOnceIdempotencyStatements1764700014000 } from './1764700014000-plan-once-idempotency-statements.js';
+import { PlanOncePagosStatements1764700015000 } from './1764700015000-plan-once-pagos-statements.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -17,4 +19,6 @@ export const MIGRATIONS = [
   CreateReembolsos1764700004000,
   NotifyIdempotencyKeySettled1764700012000,
   NotifyOnlyWaitedKeys1764700013000,
+  PlanOnceIdempotencyStatements1764700014000,
+  PlanOncePagosStatements1764700015000,
 ];

@@ -34,30 +34,13 @@ const KEY_COLUMNS = `
  * Result: `claimed = true` (this caller owns the key; `replacedExpired` when DO UPDATE overwrote an
  * expired row: xmax is 0 only for a fresh insert), `claimed = false` with the live row, or zero rows
  * (the key became live after this statement's snapshot was taken; read it with findKey).
+ * The statement is the body of `idempotency_claim_key` (migration 1764700014000): PL/pgSQL plans it
+ * once per connection, where its text would be planned on every call (0.49 against 0.21 ms of server
+ * CPU per claim, 0.28 against 0.07 per replay).
  * $1 scope, $2 key, $3 lock timeout seconds, $4 lock token, $5 request hash, $6 operation id, $7 ttl seconds.
  */
 export const CLAIM_KEY = `
-  WITH live AS (
-    SELECT ${KEY_COLUMNS}
-      FROM idempotency_keys
-     WHERE scope = $1::text AND key = $2::text AND expires_at > now()
-  ), claimed AS (
-    INSERT INTO idempotency_keys AS k (scope, key, request_hash, status, operation_id, lock_token, locked_at, created_at, expires_at)
-    SELECT $1::text, $2::text, $5::char(64), 'in_flight', $6::uuid, $4::uuid, now(), now(), now() + make_interval(secs => $7::int)
-     WHERE NOT EXISTS (SELECT 1 FROM live)
-    ON CONFLICT (scope, key) DO UPDATE
-       SET request_hash = EXCLUDED.request_hash, status = 'in_flight', operation_id = EXCLUDED.operation_id,
-           lock_token = EXCLUDED.lock_token, locked_at = now(), created_at = now(), expires_at = EXCLUDED.expires_at,
-           response_status = NULL, response_headers = NULL, response_body = NULL
-     WHERE k.expires_at <= now()
-    RETURNING k.operation_id, (k.xmax <> 0) AS replaced_expired
-  )
-  SELECT true AS claimed, operation_id AS "operationId", replaced_expired AS "replacedExpired", NULL AS "requestHash", NULL AS status,
-         NULL::smallint AS "responseStatus", NULL::jsonb AS "responseHeaders", NULL AS "responseBody", NULL::boolean AS "leaseExpired"
-    FROM claimed
-  UNION ALL
-  SELECT false, "operationId", NULL, "requestHash", status, "responseStatus", "responseHeaders", "responseBody", "leaseExpired"
-    FROM live`;
+  SELECT * FROM idempotency_claim_key($1::text, $2::text, $3::int, $4::uuid, $5::text, $6::uuid, $7::int)`;
 
 /**
  * Reads a live key to decide between replay, mismatch and in flight, when claimKey's snapshot
@@ -126,18 +109,12 @@ export const CLAIM_LOST_SQLSTATE = 'IK001';
  * Race: a stalled owner waking after a takeover cannot overwrite the new owner's answer.
  * Zero rows would leave nothing to check before the COMMIT that is pipelined behind this statement,
  * so it raises CLAIM_LOST_SQLSTATE instead: the transaction aborts and its COMMIT answers ROLLBACK.
- * (CASE evaluates its ELSE only when no row was completed; the CTE runs whether or not it is read.)
+ * The UPDATE is the body of `idempotency_complete_key` (migration 1764700014000), planned once per
+ * connection like the claim's.
  * $1 scope, $2 key, $3 lock token, $4 status code, $5 headers (json), $6 body.
  */
 export const COMPLETE_KEY = `
-  WITH completed AS (
-    UPDATE idempotency_keys
-       SET status = 'completed', lock_token = NULL, locked_at = NULL,
-           response_status = $4::smallint, response_headers = $5::jsonb, response_body = $6::text
-     WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight'
-    RETURNING 1
-  )
-  SELECT CASE WHEN EXISTS (SELECT FROM completed) THEN true ELSE idempotency_claim_lost() END AS completed`;
+  SELECT idempotency_complete_key($1::text, $2::text, $3::uuid, $4::smallint, $5::jsonb, $6::text) AS completed`;
 
 /**
  * in_flight → released, for the owner only, after a failure of our own (5xx): the next retry with

@@ -15,13 +15,10 @@ export const PAGO_COLUMNS = `
  * `nuevo` is true only for a fresh insert: a resumed operation must ask the gateway what it did.
  * A returned row is PENDIENTE by construction; it carries only what charging needs (every column of
  * a RowDescription costs node-postgres work on each call, and this runs on every first request).
+ * The INSERT is the body of `pagos_iniciar` (migration 1764700015000), planned once per connection.
  */
 export const INICIAR_PAGO = `
-  INSERT INTO pagos AS p (id, client_id, operation_id, numero_orden, monto, moneda, estado)
-  VALUES ($1::uuid, $2::text, $3::text, $4::text, $5::bigint, $6::char(3), 'PENDIENTE')
-  ON CONFLICT (operation_id) DO UPDATE SET estado = 'PENDIENTE', actualizado_en = now()
-   WHERE p.estado IN ('FALLIDO', 'PENDIENTE')
-  RETURNING id, monto::text AS monto, moneda, (xmax = 0) AS nuevo`;
+  SELECT * FROM pagos_iniciar($1::uuid, $2::text, $3::text, $4::text, $5::bigint, $6::text)`;
 
 export const PAGO_POR_OPERACION = `SELECT ${PAGO_COLUMNS} FROM pagos WHERE operation_id = $1::text`;
 
@@ -29,18 +26,13 @@ export const PAGO_ACTIVO_DE_ORDEN = `
   SELECT ${PAGO_COLUMNS} FROM pagos
    WHERE client_id = $1::text AND numero_orden = $2::text AND estado IN ('PENDIENTE', 'APROBADO')`;
 
-/** The columns of a payment that its API answer shows (see `toPagoResponse`). */
-export const PAGO_RESPUESTA_COLUMNS = `
-  id, numero_orden AS "numeroOrden", monto::text AS monto, moneda, monto_reembolsado::text AS "montoReembolsado", estado, creado_en AS "creadoEn"`;
-
 /**
- * PENDIENTE → APROBADO | RECHAZADO | FALLIDO, returning what the answer shows.
+ * PENDIENTE → APROBADO | RECHAZADO | FALLIDO, returning what the payment's answer shows (see
+ * `toPagoResponse`). The UPDATE is the body of `pagos_cerrar` (migration 1764700015000).
  * Zero rows: another attempt of the operation settled it first.
  */
 export const CERRAR_PAGO = `
-  UPDATE pagos SET estado = $2::text, gateway_charge_id = $3::text, actualizado_en = now()
-   WHERE id = $1::uuid AND estado = 'PENDIENTE'
-  RETURNING ${PAGO_RESPUESTA_COLUMNS}`;
+  SELECT * FROM pagos_cerrar($1::uuid, $2::text, $3::text)`;
 
 /**
  * Payments PENDIENTE and untouched for at least $1 seconds, $3 at a time in id order after $2: what
