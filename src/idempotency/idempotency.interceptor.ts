@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { attachJoinableCommit } from '../database/joinable-commit.decorator.js';
 import { Transactions } from '../database/transactions.js';
+import { headerLines } from '../http/header-lines.js';
 import { fingerprintRequest } from './fingerprint.js';
 import {
   IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_OPTIONS, IDEMPOTENT_REPLAYED_HEADER, IDEMPOTENT_ROUTE, REPLAYED_RESPONSE_HEADERS,
@@ -23,6 +24,7 @@ import { LeaseKeeper } from './lease-keeper.js';
 import { attachOperationId } from './operation-id.decorator.js';
 import { isTransientClientError, storedJson, storedProblem } from './stored-response.js';
 
+const IDEMPOTENCY_KEY_LINE = IDEMPOTENCY_KEY_HEADER.toLowerCase();
 const OUTCOME_OF_CLAIM: Record<ClaimOrigin, IdempotencyOutcome> = { new_key: 'executed', expired_key: 'expired', takeover: 'lock_recovered' };
 
 /**
@@ -83,9 +85,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   private async keyRequestOf(context: ExecutionContext, request: FastifyRequest): Promise<KeyRequest> {
-    // headersDistinct keeps repeated header lines apart; `headers` would join them with ", ".
-    const lines = request.raw.headersDistinct[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
-    const parsed = parseIdempotencyKey(lines?.length === 1 ? lines[0] : lines);
+    const lines = headerLines(request.raw, IDEMPOTENCY_KEY_LINE);
+    const parsed = parseIdempotencyKey(lines.length === 1 ? lines[0] : lines.length === 0 ? undefined : lines);
     if (!parsed.ok) throw new IdempotencyKeyInvalidError(parsed.reason);
     await this.options.validateRequest?.(context);
     const fingerprint = fingerprintRequest({ method: request.method, target: request.originalUrl, body: request.body });

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { headerLines } from '../http/header-lines.js';
 import { IDEMPOTENCY_OPTIONS, PREFER_HEADER, PREFERENCE_APPLIED_HEADER } from './idempotency.constants.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import { IdempotencyStore } from './idempotency.store.js';
@@ -29,7 +30,7 @@ export class InFlightWaiter {
   ) {}
 
   async waitForSettled(keyRequest: KeyRequest, request: FastifyRequest, reply: FastifyReply): Promise<WaitedOutcome> {
-    const preferred = preferredWaitSeconds(request.raw.headersDistinct[PREFER_HEADER.toLowerCase()]);
+    const preferred = preferredWaitSeconds(headerLines(request.raw, PREFER_HEADER.toLowerCase()));
     const seconds = Math.min(preferred ?? this.options.waiting.defaultSeconds, this.options.waiting.maxSeconds);
     if (seconds === 0 || !this.waiters.enter()) return { outcome: { kind: 'in_flight' }, waitedSeconds: undefined };
     if (preferred !== undefined) reply.header(PREFERENCE_APPLIED_HEADER, `wait=${seconds}`);
