@@ -1,17 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { Body, Controller, HttpCode, HttpStatus, Inject, Module, type OnModuleDestroy, Post } from '@nestjs/common';
+import { Body, Controller, Headers, HttpCode, HttpStatus, Inject, Module, type OnModuleDestroy, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
+import { CLAIM_KEY, COMPLETE_KEY } from '../src/idempotency/idempotency.sql.js';
 import { CERRAR_PAGO, INICIAR_PAGO } from '../src/pagos/pagos.sql.js';
 
 const POOL = Symbol('POOL');
 // The service's own pool size and transaction bounds, so that only the layers around the statements differ.
 const POOL_SIZE = 10;
 const BEGIN = 'BEGIN; SET LOCAL lock_timeout = 5000; SET LOCAL statement_timeout = 15000';
+// The claim's statement stores a fingerprint; computing one is the service's work, not the statement's.
+const REQUEST_HASH = 'f'.repeat(64);
 const RECORD_CHARGE = `
   INSERT INTO simulated_gateway_charges (charge_key, id, amount, currency, outcome)
   VALUES ($1::text, $2::uuid, $3::bigint, $4::char(3), 'approved') ON CONFLICT (charge_key) DO NOTHING RETURNING id`;
+
+type Completion = (client: pg.PoolClient, answer: unknown) => Promise<unknown>;
 
 interface FloorBody {
   readonly numeroOrden: string;
@@ -23,7 +28,9 @@ interface FloorBody {
  * The floor: the statements of a payment (PENDIENTE row, the processor's ledger row, the final state
  * in a transaction whose BEGIN is pipelined with it) in a plain Nest route with none of the service's
  * guards, interceptors, pipes or hooks, on a raw node-postgres pool in pipeline mode, on the same HTTP
- * adapter (Fastify) as the service.
+ * adapter (Fastify) as the service. `/floor/pagos-idempotentes` adds the two statements exactly-once
+ * needs, as a first execution sends them (the claim on its own; the completion pipelined with COMMIT),
+ * and nothing else: what those statements cost, without the layer that decides on them.
  */
 @Controller('floor')
 class FloorController {
@@ -32,7 +39,19 @@ class FloorController {
   @Post('pagos')
   @HttpCode(HttpStatus.CREATED)
   async crear(@Body() body: FloorBody): Promise<unknown> {
-    const operationId = randomUUID();
+    return this.pay(body, randomUUID(), undefined);
+  }
+
+  @Post('pagos-idempotentes')
+  @HttpCode(HttpStatus.CREATED)
+  async crearIdempotente(@Body() body: FloorBody, @Headers('idempotency-key') key: string): Promise<unknown> {
+    const lockToken = randomUUID();
+    const { rows: [claim] } = await this.pool.query(CLAIM_KEY, ['floor', key, 30, lockToken, REQUEST_HASH, randomUUID(), 86_400]);
+    return this.pay(body, claim.operationId, (client, answer) =>
+      client.query(COMPLETE_KEY, ['floor', key, lockToken, 201, '{}', JSON.stringify(answer)]));
+  }
+
+  private async pay(body: FloorBody, operationId: string, complete: Completion | undefined): Promise<unknown> {
     const { rows: [pago] } = await this.pool.query(INICIAR_PAGO, [randomUUID(), 'floor', operationId, body.numeroOrden, body.monto, body.moneda]);
     const { rows: [charge] } = await this.pool.query(RECORD_CHARGE, [`pagos-${operationId}`, randomUUID(), body.monto, body.moneda]);
     const client = await this.pool.connect();
@@ -40,8 +59,11 @@ class FloorController {
       const begun = client.query(BEGIN);
       const { rows: [cerrado] } = await client.query(CERRAR_PAGO, [pago.id, 'APROBADO', charge.id]);
       await begun;
+      const answer = { id: cerrado.id, numeroOrden: cerrado.numeroOrden, monto: Number(cerrado.monto), moneda: cerrado.moneda, estado: cerrado.estado, creadoEn: cerrado.creadoEn };
+      const completed = complete?.(client, answer);
       await client.query('COMMIT');
-      return { id: cerrado.id, numeroOrden: cerrado.numeroOrden, monto: Number(cerrado.monto), moneda: cerrado.moneda, estado: cerrado.estado, creadoEn: cerrado.creadoEn };
+      await completed;
+      return answer;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;

@@ -7,6 +7,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import type { BenchCounters } from './bench.module.js';
+import { postgresCpuMicros } from './postgres-cpu.js';
 import { type CpuProfile, selfTimeByPackage } from './profile-summary.js';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
 
@@ -52,6 +53,8 @@ interface Measurement {
   readonly roundTripsPerRequest?: number;
   /** CPU time of the service process (Node) per request; PostgreSQL's is not included. */
   readonly serviceCpuMsPerRequest?: number;
+  /** CPU time of the PostgreSQL server's processes per request, when it runs on this machine. */
+  readonly postgresCpuMsPerRequest?: number;
 }
 
 type RequestFactory = () => { path: string; headers: Record<string, string>; body: string };
@@ -76,13 +79,15 @@ async function measureAll(db: pg.Client) {
   await load('warm-up', 2, freshPayment('/pagos', true));
   // Baseline and first execution alternate in short rounds, so drift on a shared machine hits both.
   await load('warm-up (floor)', 2, freshPayment('/floor/pagos', false), false, FLOOR_BASE);
-  const rounds = { floor: [] as Measurement[], baseline: [] as Measurement[], first: [] as Measurement[] };
+  const rounds = { floor: [] as Measurement[], claimFloor: [] as Measurement[], baseline: [] as Measurement[], first: [] as Measurement[] };
   for (let round = 0; round < ROUNDS; round++) {
     rounds.floor.push(await load('floor (bare Nest route, raw pg pool)', PLAN.seconds / ROUNDS, freshPayment('/floor/pagos', false), true, FLOOR_BASE));
+    rounds.claimFloor.push(await load('floor + claim and completion', PLAN.seconds / ROUNDS, freshPayment('/floor/pagos-idempotentes', true), true, FLOOR_BASE));
     rounds.baseline.push(await load('baseline (no idempotency)', PLAN.seconds / ROUNDS, freshPayment('/bench/pagos-sin-idempotencia', false), true));
     rounds.first.push(await load('first execution', PLAN.seconds / ROUNDS, freshPayment('/pagos', true), true));
   }
   const floor = median(rounds.floor);
+  const claimFloor = median(rounds.claimFloor);
   const baseline = median(rounds.baseline);
   const first = median(rounds.first);
   const replay = await load('replay', PLAN.seconds, await completedKeys(), true);
@@ -98,7 +103,7 @@ async function measureAll(db: pg.Client) {
     });
   }
   const purge = await purgeUnderLoad(db);
-  return { floor, baseline, first, replay, conflicts, growth, purge };
+  return { floor, claimFloor, baseline, first, replay, conflicts, growth, purge };
 }
 
 function freshPayment(route: string, idempotent: boolean): RequestFactory {
@@ -153,14 +158,17 @@ async function profileAll(): Promise<void> {
 }
 
 async function load(name: string, seconds: number, next: RequestFactory, countRoundTrips = false, base = BASE): Promise<Measurement> {
-  const before = countRoundTrips ? await counters() : undefined;
+  const before = countRoundTrips ? { ...(await counters()), postgresCpuMicros: postgresCpuMicros() } : undefined;
   const measurement = measured(name, await drive(seconds, next, base).result);
   if (!before) return measurement;
-  const after = await counters();
+  const after = { ...(await counters()), postgresCpuMicros: postgresCpuMicros() };
+  const perRequest = (micros: number) => round(micros / 1000 / measurement.requests, 2);
   return {
     ...measurement,
     roundTripsPerRequest: round((after.roundTrips - before.roundTrips) / measurement.requests, 2),
-    serviceCpuMsPerRequest: round((after.cpuMicros - before.cpuMicros) / 1000 / measurement.requests, 2),
+    serviceCpuMsPerRequest: perRequest(after.cpuMicros - before.cpuMicros),
+    postgresCpuMsPerRequest:
+      before.postgresCpuMicros === undefined || after.postgresCpuMicros === undefined ? undefined : perRequest(after.postgresCpuMicros - before.postgresCpuMicros),
   };
 }
 
@@ -272,7 +280,7 @@ async function counters(): Promise<BenchCounters> {
 }
 
 function report(results: Awaited<ReturnType<typeof measureAll>>): void {
-  const { floor, baseline, first, replay, conflicts, growth, purge } = results;
+  const { floor, claimFloor, baseline, first, replay, conflicts, growth, purge } = results;
   const cpuOverFloor = (m: Measurement) => (m.serviceCpuMsPerRequest === undefined ? undefined : round(m.serviceCpuMsPerRequest / floor.serviceCpuMsPerRequest!, 2));
   const ratios = {
     firstOverBaseline: round(first.rps / baseline.rps, 2),
@@ -283,13 +291,13 @@ function report(results: Awaited<ReturnType<typeof measureAll>>): void {
   const verdict = (met: boolean) => (met ? 'met' : '**missed**');
   const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const row = (m: Measurement) =>
-    `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.p999} | ${m.errors} | ${m.roundTripsPerRequest ?? '–'} | ${m.serviceCpuMsPerRequest ?? '–'} | ${cpuOverFloor(m) ?? '–'} | ${JSON.stringify(m.statuses)} |`;
+    `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.p999} | ${m.errors} | ${m.roundTripsPerRequest ?? '–'} | ${m.serviceCpuMsPerRequest ?? '–'} | ${cpuOverFloor(m) ?? '–'} | ${m.postgresCpuMsPerRequest ?? '–'} | ${JSON.stringify(m.statuses)} |`;
   const lines = [
     `Machine: ${machine}; ${CONNECTIONS} connections; ${QUICK ? 'quick' : 'full'} run of ${PLAN.seconds} s per scenario (floor, baseline and first execution: median of ${ROUNDS} alternating rounds).`,
     '',
-    '| scenario | req/s | p50 ms | p99 ms | p99.9 ms | errors | PG round trips/req | service CPU ms/req | CPU × floor | statuses |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
-    ...[floor, baseline, first, replay, conflicts].map(row),
+    '| scenario | req/s | p50 ms | p99 ms | p99.9 ms | errors | PG round trips/req | service CPU ms/req | CPU × floor | PostgreSQL CPU ms/req | statuses |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    ...[floor, claimFloor, baseline, first, replay, conflicts].map(row),
     '',
     `| ratio | value | target | |`,
     '| --- | ---: | ---: | --- |',
@@ -297,6 +305,8 @@ function report(results: Awaited<ReturnType<typeof measureAll>>): void {
     `| replay ÷ baseline (throughput) | ${ratios.replayOverBaseline} | ≥ ${TARGETS.replayOverBaseline} | ${verdict(ratios.replayOverBaseline >= TARGETS.replayOverBaseline)} |`,
     `| first execution CPU ÷ floor CPU | ${ratios.firstCpuOverFloor} | ≤ ${TARGETS.firstCpuOverFloor} | ${verdict(ratios.firstCpuOverFloor <= TARGETS.firstCpuOverFloor)} |`,
     `| replay CPU ÷ floor CPU | ${ratios.replayCpuOverFloor} | ≤ ${TARGETS.replayCpuOverFloor} | ${verdict(ratios.replayCpuOverFloor <= TARGETS.replayCpuOverFloor)} |`,
+    '',
+    ...bounds(floor, claimFloor, baseline, first),
     '',
     '| live rows in idempotency_keys | first req/s | first p99 ms | replay req/s | replay p99 ms |',
     '| ---: | ---: | ---: | ---: | ---: |',
@@ -310,6 +320,24 @@ function report(results: Awaited<ReturnType<typeof measureAll>>): void {
   const file = path.resolve('bench/results/latest.json');
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), machine, quick: QUICK, ratios, ...results, markdown: lines.join('\n') }, null, 2));
+}
+
+/**
+ * What bounds the two first-execution targets, from the same rounds: the claim and completion alone
+ * (the floor that sends them) against the floor, and service + PostgreSQL CPU of the baseline against
+ * the first execution's, which caps their throughput ratio while both share this machine's cores.
+ */
+function bounds(floor: Measurement, claimFloor: Measurement, baseline: Measurement, first: Measurement): string[] {
+  const total = (m: Measurement) => (m.postgresCpuMsPerRequest === undefined ? undefined : m.serviceCpuMsPerRequest! + m.postgresCpuMsPerRequest);
+  const lines = [
+    `The claim and completion statements alone, on the floor: ×${round(claimFloor.serviceCpuMsPerRequest! / floor.serviceCpuMsPerRequest!, 2)} its CPU, ` +
+      `×${round(claimFloor.rps / floor.rps, 2)} its throughput; first execution CPU ÷ that floor ${round(first.serviceCpuMsPerRequest! / claimFloor.serviceCpuMsPerRequest!, 2)}.`,
+  ];
+  const [baselineTotal, firstTotal] = [total(baseline), total(first)];
+  if (baselineTotal !== undefined && firstTotal !== undefined) {
+    lines.push(`Service + PostgreSQL CPU per request: baseline ${round(baselineTotal, 2)} ms, first execution ${round(firstTotal, 2)} ms (ratio ${round(baselineTotal / firstTotal, 2)}).`);
+  }
+  return lines;
 }
 
 async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
