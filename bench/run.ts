@@ -7,7 +7,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import type { BenchCounters } from './bench.module.js';
-import { postgresCpuMicros } from './postgres-cpu.js';
+import { postgresCpu, postgresCpuMicrosBetween } from './postgres-cpu.js';
 import { type CpuProfile, selfTimeByPackage } from './profile-summary.js';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
 
@@ -158,17 +158,17 @@ async function profileAll(): Promise<void> {
 }
 
 async function load(name: string, seconds: number, next: RequestFactory, countRoundTrips = false, base = BASE): Promise<Measurement> {
-  const before = countRoundTrips ? { ...(await counters()), postgresCpuMicros: postgresCpuMicros() } : undefined;
+  const before = countRoundTrips ? { ...(await counters()), postgresCpu: postgresCpu() } : undefined;
   const measurement = measured(name, await drive(seconds, next, base).result);
   if (!before) return measurement;
-  const after = { ...(await counters()), postgresCpuMicros: postgresCpuMicros() };
+  const after = { ...(await counters()), postgresCpu: postgresCpu() };
   const perRequest = (micros: number) => round(micros / 1000 / measurement.requests, 2);
+  const postgresMicros = postgresCpuMicrosBetween(before.postgresCpu, after.postgresCpu);
   return {
     ...measurement,
     roundTripsPerRequest: round((after.roundTrips - before.roundTrips) / measurement.requests, 2),
     serviceCpuMsPerRequest: perRequest(after.cpuMicros - before.cpuMicros),
-    postgresCpuMsPerRequest:
-      before.postgresCpuMicros === undefined || after.postgresCpuMicros === undefined ? undefined : perRequest(after.postgresCpuMicros - before.postgresCpuMicros),
+    postgresCpuMsPerRequest: postgresMicros === undefined ? undefined : perRequest(postgresMicros),
   };
 }
 
