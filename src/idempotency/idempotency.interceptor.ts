@@ -86,7 +86,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   private async keyRequestOf(context: ExecutionContext, request: FastifyRequest): Promise<KeyRequest> {
     const lines = headerLines(request.raw, IDEMPOTENCY_KEY_LINE);
-    const parsed = parseIdempotencyKey(lines.length === 1 ? lines[0] : lines.length === 0 ? undefined : lines);
+    // No line is undefined, one line its value, more are refused by the parser.
+    const parsed = parseIdempotencyKey(lines.length <= 1 ? lines[0] : lines);
     if (!parsed.ok) throw new IdempotencyKeyInvalidError(parsed.reason);
     await this.options.validateRequest?.(context);
     const fingerprint = fingerprintRequest({ method: request.method, target: request.originalUrl, body: request.body });
