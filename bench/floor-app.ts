@@ -60,9 +60,8 @@ class FloorController {
       const { rows: [cerrado] } = await client.query(CERRAR_PAGO, [pago.id, 'APROBADO', charge.id]);
       await begun;
       const answer = { id: cerrado.id, numeroOrden: cerrado.numeroOrden, monto: Number(cerrado.monto), moneda: cerrado.moneda, estado: cerrado.estado, creadoEn: cerrado.creadoEn };
-      const completed = complete?.(client, answer);
-      await client.query('COMMIT');
-      await completed;
+      // Both go out before either answers; a completion that fails makes PostgreSQL answer COMMIT with ROLLBACK.
+      await Promise.all([complete?.(client, answer), client.query('COMMIT')]);
       return answer;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
