@@ -8,6 +8,7 @@ import { NotifyIdempotencyKeySettled1764700012000 } from './1764700012000-notify
 import { NotifyOnlyWaitedKeys1764700013000 } from './1764700013000-notify-only-waited-keys.js';
 import { PlanOnceIdempotencyStatements1764700014000 } from './1764700014000-plan-once-idempotency-statements.js';
 import { PlanOncePagosStatements1764700015000 } from './1764700015000-plan-once-pagos-statements.js';
+import { ProcessorIntents1764700016000 } from './1764700016000-processor-intents.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   NotifyOnlyWaitedKeys1764700013000,
   PlanOnceIdempotencyStatements1764700014000,
   PlanOncePagosStatements1764700015000,
+  ProcessorIntents1764700016000,
 ];

@@ -5,6 +5,7 @@ import { createApp } from './app.js';
 import { ConfigError, loadConfig, readEnvironment } from './config/app-config.js';
 import { Draining } from './http/draining.js';
 import { startEmbeddedPostgres } from './database/embedded-postgres.js';
+import { connectProcessor } from './processor-connection.js';
 
 const IDLE_SWEEP_MS = 50;
 
@@ -12,8 +13,10 @@ async function bootstrap(): Promise<void> {
   const config = loadConfig(readEnvironment());
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ ...config.embeddedPg, persistent: true });
   const databaseUrl = config.databaseUrl ?? embedded!.url;
-  const app = await createApp({ ...config, databaseUrl });
+  const processor = await connectProcessor(config, databaseUrl);
+  const app = await createApp({ ...config, databaseUrl, processor: processor.processor });
   const logger = new Logger('Bootstrap');
+  if (processor.local) logger.warn('no STRIPE_SECRET_KEY: payments go to the local processor, and no real money moves');
 
   // Handled here rather than by Nest's shutdown hooks, which re-raise the signal and exit non-zero.
   // Installed before listening, so that no signal can arrive while nobody handles it.
@@ -25,6 +28,7 @@ async function bootstrap(): Promise<void> {
     setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS).unref();
     // Nest closes the HTTP server (waiting for running requests) before the database pool.
     await app.close();
+    await processor.stop();
     await embedded?.stop();
     process.exit(0);
   };
@@ -32,6 +36,7 @@ async function bootstrap(): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
   await app.listen(config.port, '0.0.0.0');
+  logger.log(`payments go to ${processor.description}`);
   logger.log(`pagos listening on port ${config.port}${embedded ? ' (embedded PostgreSQL)' : ''}`);
 }
 

@@ -31,6 +31,17 @@ export interface AppConfig {
     /** When the reconciler settles payments their clients abandoned (cron syntax with seconds). */
     readonly reconcileCron: string;
   };
+  /**
+   * Where payments are charged. No secret key: the embedded local processor (Stripe-compatible, no
+   * real money), which main.ts starts and then fills `apiUrl` and `secretKey` in from.
+   */
+  readonly processor: {
+    readonly secretKey: string | undefined;
+    readonly apiUrl: string;
+    readonly timeoutMs: number;
+    readonly maxNetworkRetries: number;
+  };
+  /** The embedded local processor's time for a confirmation or a refund (half before the work, half after). */
   readonly gatewayLatencyMs: number;
   /**
    * Requests per client per window on rate-limited routes (POST /pagos), replays included; counted
@@ -79,6 +90,12 @@ export const CONFIG_DEFAULTS = {
   // 1000 waiting sockets per process cost little memory and file descriptors, and bound the burst
   // of re-reads on the pool when their keys settle at once.
   maxWaiters: 1000,
+  stripeApiUrl: 'https://api.stripe.com',
+  // 10 s: a card confirmation takes 1–3 s at Stripe; three tries (two SDK retries) stay within the
+  // 60 s lock timeout, so the attempt still owns its key when its last try answers.
+  stripeTimeoutMs: 10_000,
+  // The SDK's default; each retry resends the same idempotency key, so it never charges twice.
+  stripeMaxNetworkRetries: 2,
   gatewayLatencyMs: 0,
   // 300 payments a minute per API client (a merchant's backend, not one phone) absorbs checkout peaks
   // and retry storms of a healthy client while capping a runaway one; tune per contract.
@@ -103,9 +120,18 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   const parsed = plainToInstance(EnvSchema, withoutEmptyValues(env), { excludeExtraneousValues: false });
   const errors = validateSync(parsed, { forbidUnknownValues: false });
   if (errors.length > 0) throw new ConfigError(describe(errors[0]!));
+  assertProcessorSafe(parsed);
   const config = toAppConfig(parsed);
   assertConsistent(config);
   return config;
+}
+
+function assertProcessorSafe(env: EnvSchema): void {
+  if (env.STRIPE_SECRET_KEY) return;
+  if (env.NODE_ENV === 'production') {
+    throw new ConfigError('STRIPE_SECRET_KEY is required with NODE_ENV=production: the local processor moves no real money');
+  }
+  if (env.STRIPE_API_URL) throw new ConfigError('STRIPE_API_URL needs STRIPE_SECRET_KEY (without both, the local processor is started)');
 }
 
 function toAppConfig(env: EnvSchema): AppConfig {
@@ -130,6 +156,12 @@ function toAppConfig(env: EnvSchema): AppConfig {
       },
     },
     pagos: { reconcileCron: env.PAGOS_RECONCILE_CRON ?? d.reconcileCron },
+    processor: {
+      secretKey: env.STRIPE_SECRET_KEY,
+      apiUrl: env.STRIPE_API_URL ?? d.stripeApiUrl,
+      timeoutMs: env.STRIPE_TIMEOUT_MS ?? d.stripeTimeoutMs,
+      maxNetworkRetries: env.STRIPE_MAX_NETWORK_RETRIES ?? d.stripeMaxNetworkRetries,
+    },
     gatewayLatencyMs: env.GATEWAY_LATENCY_MS ?? d.gatewayLatencyMs,
     rateLimit: {
       requests: env.RATE_LIMIT_REQUESTS ?? d.rateLimitRequests,
@@ -174,7 +206,7 @@ function withoutEmptyValues(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 // Their values may carry credentials, so they never reach a log line.
-const SECRET_VARIABLES = new Set(['API_TOKENS', 'DATABASE_URL', 'DATABASE_LISTEN_URL', 'REDIS_URL']);
+const SECRET_VARIABLES = new Set(['API_TOKENS', 'DATABASE_URL', 'DATABASE_LISTEN_URL', 'REDIS_URL', 'STRIPE_SECRET_KEY']);
 
 function describe(error: ValidationError): string {
   // A value of the wrong kind fails every rule; saying so beats quoting an arbitrary bound.

@@ -34,6 +34,17 @@ export class RedisUrlConstraint implements ValidatorConstraintInterface {
   }
 }
 
+@ValidatorConstraint({ name: 'processorUrl' })
+export class ProcessorUrlConstraint implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return isUrlWithHost(value, ['https:', 'http:']);
+  }
+
+  defaultMessage(): string {
+    return 'STRIPE_API_URL must be an https:// or http:// URL with a host, e.g. https://api.stripe.com or http://127.0.0.1:12111';
+  }
+}
+
 @ValidatorConstraint({ name: 'cronExpression' })
 export class CronExpressionConstraint implements ValidatorConstraintInterface {
   validate(value: unknown): boolean {

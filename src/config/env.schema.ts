@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Transform } from 'class-transformer';
 import { applyDecorators } from '@nestjs/common';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, Validate } from 'class-validator';
-import { CronExpressionConstraint, DatabaseUrlConstraint, RedisUrlConstraint } from './env.constraints.js';
+import { CronExpressionConstraint, DatabaseUrlConstraint, ProcessorUrlConstraint, RedisUrlConstraint } from './env.constraints.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -111,6 +111,34 @@ export class EnvSchema {
   @Validate(CronExpressionConstraint)
   PAGOS_RECONCILE_CRON?: string;
 
+  /** `production` refuses to start without STRIPE_SECRET_KEY: the local processor moves no real money. */
+  @IsOptional()
+  @IsString()
+  NODE_ENV?: string;
+
+  /** Unset: the embedded local processor. A secret (`sk_`) or restricted (`rk_`) key, test or live. */
+  @IsOptional()
+  @Matches(/^(sk|rk)_(test|live)_[A-Za-z0-9_]{8,}$/, { message: 'STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_…)' })
+  STRIPE_SECRET_KEY?: string;
+
+  /** Only with STRIPE_SECRET_KEY (checked in app-config.ts). */
+  @IsOptional()
+  @Validate(ProcessorUrlConstraint)
+  STRIPE_API_URL?: string;
+
+  @IsOptional()
+  @WholeNumber()
+  @Min(100)
+  @Max(120000)
+  STRIPE_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @WholeNumber()
+  @Min(0)
+  @Max(5)
+  STRIPE_MAX_NETWORK_RETRIES?: number;
+
+  /** The embedded local processor only: how long a confirmation or a refund takes there. */
   @IsOptional()
   @WholeNumber()
   @Min(0)

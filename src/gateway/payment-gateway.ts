@@ -1,58 +1,93 @@
 export const PAYMENT_GATEWAY = Symbol('PAYMENT_GATEWAY');
 
-export type ChargeOutcome = 'approved' | 'declined';
+/**
+ * Where a payment intent stands at the processor, in the terms that decide our state:
+ * - `succeeded`: money moved (once: an intent charges at most once, whatever the keys).
+ * - `declined`: the card was declined; nothing charged, final.
+ * - `failed`: the processor failed without charging (a processing error); it may be confirmed again.
+ * - `confirmable`: nothing charged yet; waiting for a confirmation (ours never arrived, or was refused before any work).
+ * - `requires_action`: the customer must authenticate (3-D Secure); nothing charged.
+ * - `processing`: the processor has not decided yet.
+ * - `canceled`: nothing charged, and it never will be.
+ */
+export type IntentStatus = 'succeeded' | 'declined' | 'failed' | 'confirmable' | 'requires_action' | 'processing' | 'canceled';
 
-export interface ChargeRequest {
-  /** Our idempotency key at the processor: the same key never charges twice. */
-  readonly chargeKey: string;
+export interface IntentState {
+  readonly id: string;
+  readonly status: IntentStatus;
+}
+
+export interface CreateIntentRequest {
+  /** Our idempotency key at the processor: the same key with the same parameters returns the same intent. */
+  readonly key: string;
   /** Minor units. */
   readonly amount: number;
+  /** Upper-case ISO 4217. */
   readonly currency: string;
-  /** The payment method token from the client; never stored by us. */
+  /** Ours alone (ids), so that the creation can be resent without anything the client gave. */
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+export interface ConfirmIntentRequest {
+  readonly key: string;
+  readonly intentId: string;
+  /** The payment method from the client's SDK (`pm_…` or a legacy `tok_…`); never stored by us. */
   readonly paymentToken: string;
-}
-
-export interface Charge {
-  readonly id: string;
-  readonly chargeKey: string;
-  readonly outcome: ChargeOutcome;
-}
-
-export interface RefundRequest {
-  /** Our idempotency key at the processor: the same key never refunds twice. */
-  readonly refundKey: string;
-  /** The processor's id of the approved charge to give (part of) back. */
-  readonly chargeId: string;
-  /** Minor units; the refunds of a charge never add up to more than it charged. */
-  readonly amount: number;
 }
 
 export interface Refund {
   readonly id: string;
-  readonly refundKey: string;
-  readonly chargeId: string;
+  readonly intentId: string;
   readonly amount: number;
+  readonly metadata: Readonly<Record<string, string>>;
 }
 
-/** A card processor. Implementations must deduplicate by `chargeKey` and `refundKey`, as real processors do. */
+export interface RefundRequest {
+  readonly key: string;
+  /** The succeeded intent to give (part of) back. */
+  readonly intentId: string;
+  /** Minor units. */
+  readonly amount: number;
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+/**
+ * A card processor that offers what Stripe offers, and nothing more: every write deduplicated by the
+ * idempotency key we give it, objects retrieved by their own id, refunds listed by intent. Nothing
+ * is looked up by our keys. Every method throws {@link GatewayIndeterminateError} when the outcome is
+ * unknown (no answer, or an answer that says nothing of what was done).
+ */
 export interface PaymentGateway {
-  /** Charges once per chargeKey: a repeated key answers the first charge. */
-  charge(request: ChargeRequest): Promise<Charge>;
-  /** The charge made under this key, if any: how a resumed operation learns it already charged. */
-  findCharge(chargeKey: string): Promise<Charge | undefined>;
+  /** Creates an intent that carries no payment method yet, so it can move no money. */
+  createIntent(request: CreateIntentRequest): Promise<IntentState>;
+  /** Confirms (charges) it: a decline or a processing failure is a state, not an error. */
+  confirmIntent(request: ConfirmIntentRequest): Promise<IntentState>;
+  retrieveIntent(intentId: string): Promise<IntentState>;
   /**
-   * Refunds once per refundKey: a repeated key answers the first refund. Throws
-   * {@link RefundRefusedError} when the charge can't give that much back (unknown, declined, or its
-   * refunds would exceed it) and {@link GatewayUnavailableError} when it failed and refunded nothing.
+   * Cancels an intent that has not charged. When it has moved on meanwhile (a confirmation still in
+   * flight won), the answer is what it became.
    */
+  cancelIntent(intentId: string, key: string): Promise<IntentState>;
+  /** Throws {@link RefundRefusedError} when the processor refuses it for good (nothing refunded). */
   refund(request: RefundRequest): Promise<Refund>;
-  /** The refund made under this key, if any: how a resumed operation learns it already refunded. */
-  findRefund(refundKey: string): Promise<Refund | undefined>;
+  /** Every refund of the intent: how an indeterminate refund is settled (by its metadata). */
+  listRefunds(intentId: string): Promise<Refund[]>;
 }
 
-/** The processor failed and says it charged nothing; the same chargeKey may be retried. */
-export class GatewayUnavailableError extends Error {
-  override readonly name = 'GatewayUnavailableError';
+/**
+ * The outcome is unknown: no answer (timeout, connection refused or reset), a rate limit, a key
+ * still in use, or a 5xx. `replaysFailure`: the processor answered a failure that it keeps under the
+ * key (a 5xx), so resending that key can only replay it; anything else may be resent with its key.
+ */
+export class GatewayIndeterminateError extends Error {
+  override readonly name = 'GatewayIndeterminateError';
+
+  constructor(
+    message: string,
+    readonly replaysFailure: boolean,
+  ) {
+    super(message);
+  }
 }
 
 /** The processor refuses the refund for good (nothing refunded): retrying the same key gets the same answer. */

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { type AppConfig, loadConfig, readEnvironment } from '../config/app-config.js';
 import { startEmbeddedPostgres } from '../database/embedded-postgres.js';
+import { connectProcessor, type ProcessorConnection } from '../processor-connection.js';
 import { OpsModule } from './ops.module.js';
 
 /** Thrown for anything the operator must fix or decide; its message is the one line printed. */
@@ -22,9 +23,13 @@ export interface OpsContext {
 export async function withOpsContext<T>(work: (context: OpsContext) => Promise<T>): Promise<T> {
   const config = loadConfig(readEnvironment());
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ ...config.embeddedPg, persistent: true });
+  const databaseUrl = config.databaseUrl ?? embedded!.url;
   let app: INestApplicationContext | undefined;
+  let processor: ProcessorConnection | undefined;
   try {
-    app = await NestFactory.createApplicationContext(OpsModule.forRoot({ ...config, databaseUrl: config.databaseUrl ?? embedded!.url }), {
+    // The reconciler asks the processor; the local one's state is in the database, so this one is it too.
+    processor = await connectProcessor(config, databaseUrl);
+    app = await NestFactory.createApplicationContext(OpsModule.forRoot({ ...config, databaseUrl, processor: processor.processor }), {
       logger: ['error', 'warn'],
     });
     stopScheduledJobs(app);
@@ -32,6 +37,7 @@ export async function withOpsContext<T>(work: (context: OpsContext) => Promise<T
     return await work({ config, get: (type) => context.get(type) });
   } finally {
     await app?.close();
+    await processor?.stop();
     await embedded?.stop();
   }
 }

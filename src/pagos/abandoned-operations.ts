@@ -25,6 +25,9 @@ export interface Settlement {
   readonly answer: StoredResponse | undefined;
 }
 
+/** What `ask` answers when the processor has not decided yet (a payment still processing): left for the next pass. */
+export const UNDECIDED = Symbol('undecided');
+
 /**
  * One kind of operation that a client may abandon mid-flight (a payment, a refund): how to find its
  * stale rows, what the processor knows of it, and how to write its final state at a version.
@@ -33,8 +36,11 @@ export interface AbandonedOperationKind<Item, Found> {
   readonly tabla: TablaConciliable;
   /** PENDIENTE rows untouched for `olderThanSeconds`, `limit` at a time in id order after `after`. */
   stale(olderThanSeconds: number, after: string, limit: number): Promise<Array<PendingOperation<Item>>>;
-  /** Asks the processor; throws when it can't be reached (nothing is written then). */
-  ask(item: Item): Promise<Found>;
+  /**
+   * Asks the processor, and brings the operation to an end there when it can (an intent nobody will
+   * confirm is canceled); throws when it can't be reached (nothing is written then).
+   */
+  ask(item: Item): Promise<Found | typeof UNDECIDED>;
   /** Writes the final state on `db` if the row is still PENDIENTE at `version`; undefined when another writer came first. */
   write(db: Queryable, pending: PendingOperation<Item>, version: string, found: Found): Promise<Settlement | undefined>;
   /** Reports a settlement (metrics). */
@@ -75,7 +81,7 @@ export class AbandonedOperations {
       return 'held';
     }
     const claim = operation.kind === 'taken' ? operation.claim : undefined;
-    let found: Found;
+    let found: Found | typeof UNDECIDED;
     try {
       found = await kind.ask(pending.item);
     } catch (error) {
@@ -83,6 +89,11 @@ export class AbandonedOperations {
       if (claim) await this.idempotency.releaseKey(claim);
       await this.leaveAsFound(kind, pending, reserved.version);
       return 'unreachable';
+    }
+    if (found === UNDECIDED) {
+      if (claim) await this.idempotency.releaseKey(claim);
+      await this.leaveAsFound(kind, pending, reserved.version);
+      return 'held';
     }
     const settled = await this.write(kind, pending, reserved.version, found, claim);
     if (!settled) return 'lost';

@@ -4,11 +4,19 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 export const ESTADOS_PAGO = ['PENDIENTE', 'APROBADO', 'RECHAZADO', 'FALLIDO'] as const;
 export type EstadoPago = (typeof ESTADOS_PAGO)[number];
 
-// bigint arrives from pg as a string; amounts are at most 10^12, well inside Number's exact range.
-/** Our idempotency key at the processor for an operation's charge: the same operation never charges twice. */
-export function chargeKeyOf(operationId: string): string {
-  return `pagos-${operationId}`;
+/** The three writes of a payment at the processor, each under a key of its own. */
+export type PasoProcesador = 'create' | 'confirm' | 'cancel';
+
+/**
+ * Our idempotency key at the processor for one step of an operation's payment at its attempt
+ * `intento`: derived, never random, so that a retry, a takeover or the reconciler resends the same
+ * key with the same parameters and the processor does the step once.
+ */
+export function processorKeyOf(operationId: string, intento: number, paso: PasoProcesador): string {
+  return `pagos-${operationId}-${paso}-${intento}`;
 }
+
+// bigint arrives from pg as a string; amounts are at most 10^12, well inside Number's exact range.
 
 const bigintAsNumber = { to: (value: number) => value, from: (value: string | null) => (value === null ? null : Number(value)) };
 
@@ -41,8 +49,13 @@ export class Pago {
   @Column({ type: 'text' })
   estado!: EstadoPago;
 
+  /** The processor's PaymentIntent id, recorded before the intent is confirmed (before money can move). */
   @Column({ name: 'gateway_charge_id', type: 'text', nullable: true })
   gatewayChargeId!: string | null;
+
+  /** Numbers our keys at the processor (see {@link processorKeyOf}); moves on when a key can't serve any more. */
+  @Column({ name: 'intento_procesador', type: 'integer' })
+  intentoProcesador!: number;
 
   @Column({ name: 'creado_en', type: 'timestamptz' })
   creadoEn!: Date;

@@ -2,20 +2,31 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
-import { type Charge, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
-import type { AbandonedOperationKind, PendingOperation, Settlement } from './abandoned-operations.js';
-import { chargeKeyOf, type EstadoPago, type Pago } from './pago.entity.js';
+import { type IntentState, type IntentStatus, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
+import { type AbandonedOperationKind, type PendingOperation, type Settlement, UNDECIDED } from './abandoned-operations.js';
+import { type EstadoPago, type Pago, processorKeyOf } from './pago.entity.js';
 import { storedAnswerOf } from './pago-answers.js';
 import { type PagoRow, toPago } from './pago-row.js';
 import { PagosEvents, type ReconcileResult } from './pagos.events.js';
 import { CONCILIAR_PAGO, CONTAR_PENDIENTES_DESDE, PAGOS_PENDIENTES_DESDE } from './pagos.sql.js';
 
+/** The reconciler's verdict on an abandoned payment: its final state and the intent it rests on. */
+export interface Desenlace {
+  readonly estado: Exclude<EstadoPago, 'PENDIENTE'>;
+  readonly intentId: string | null;
+}
+
+// Nothing charged and nobody left to confirm it (the reconciler has no payment method): canceled.
+const CANCELABLE: ReadonlySet<IntentStatus> = new Set(['confirmable', 'failed', 'requires_action']);
+
 /**
- * Payments as the reconciler settles them: the processor is asked about the operation's charge key;
- * charged → APROBADO or RECHAZADO with the route's answer, never charged → FALLIDO and the key released.
+ * Payments as the reconciler settles them, from their intent retrieved by id: succeeded → APROBADO
+ * and declined → RECHAZADO, with the route's answer; an intent still waiting for a confirmation is
+ * canceled → FALLIDO (nothing charged, the order free, the key released); no intent recorded → it was
+ * never confirmed → FALLIDO; still processing → left for the next pass.
  */
 @Injectable()
-export class PagosAbandonados implements AbandonedOperationKind<Pago, Charge | undefined> {
+export class PagosAbandonados implements AbandonedOperationKind<Pago, Desenlace> {
   readonly tabla = 'pagos';
 
   private readonly pool: pg.Pool;
@@ -42,12 +53,19 @@ export class PagosAbandonados implements AbandonedOperationKind<Pago, Charge | u
     return row!.n;
   }
 
-  ask(pago: Pago): Promise<Charge | undefined> {
-    return this.gateway.findCharge(chargeKeyOf(pago.operationId));
+  async ask(pago: Pago): Promise<Desenlace | typeof UNDECIDED> {
+    const intentId = pago.gatewayChargeId;
+    // Recorded before any confirmation: without it, nothing was ever confirmed.
+    if (!intentId) return { estado: 'FALLIDO', intentId: null };
+    let state = await this.gateway.retrieveIntent(intentId);
+    const neededAuthentication = state.status === 'requires_action';
+    // A cancel that loses to a confirmation still in flight answers what that confirmation did.
+    if (CANCELABLE.has(state.status)) state = await this.gateway.cancelIntent(intentId, processorKeyOf(pago.operationId, pago.intentoProcesador, 'cancel'));
+    return desenlaceOf(state, neededAuthentication) ?? UNDECIDED;
   }
 
-  async write(db: Queryable, { item }: PendingOperation<Pago>, version: string, charge: Charge | undefined): Promise<Settlement | undefined> {
-    const [row] = await queryRows<PagoRow>(db, CONCILIAR_PAGO, [item.id, estadoOf(charge), charge?.id ?? null, version]);
+  async write(db: Queryable, { item }: PendingOperation<Pago>, version: string, desenlace: Desenlace): Promise<Settlement | undefined> {
+    const [row] = await queryRows<PagoRow>(db, CONCILIAR_PAGO, [item.id, desenlace.estado, desenlace.intentId, version]);
     if (!row) return undefined;
     const cerrado = toPago(row);
     return { result: resultOf(cerrado.estado), answer: cerrado.estado === 'FALLIDO' ? undefined : storedAnswerOf(cerrado) };
@@ -58,9 +76,18 @@ export class PagosAbandonados implements AbandonedOperationKind<Pago, Charge | u
   }
 }
 
-function estadoOf(charge: Charge | undefined): EstadoPago {
-  if (!charge) return 'FALLIDO';
-  return charge.outcome === 'approved' ? 'APROBADO' : 'RECHAZADO';
+/** Undefined while the processor has not decided (processing). A canceled intent that needed authentication was declined for it, as the route answers. */
+function desenlaceOf(state: IntentState, neededAuthentication: boolean): Desenlace | undefined {
+  switch (state.status) {
+    case 'succeeded':
+      return { estado: 'APROBADO', intentId: state.id };
+    case 'declined':
+      return { estado: 'RECHAZADO', intentId: state.id };
+    case 'canceled':
+      return { estado: neededAuthentication ? 'RECHAZADO' : 'FALLIDO', intentId: state.id };
+    default:
+      return undefined;
+  }
 }
 
 const RESULT_OF_ESTADO: Partial<Record<EstadoPago, ReconcileResult>> = { APROBADO: 'approved', RECHAZADO: 'declined', FALLIDO: 'failed' };

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { GatewayModule } from '../gateway/gateway.module.js';
+import { Cobros } from './cobros.js';
 import { Pago } from './pago.entity.js';
 import { PagosController } from './pagos.controller.js';
 import { PagosReconcileJob } from './pagos-reconcile.job.js';
@@ -10,7 +11,7 @@ import { PagosService } from './pagos.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([Pago]), GatewayModule, PagosReconcilerModule],
   controllers: [PagosController],
-  providers: [PagosService, PagosReconcileJob],
+  providers: [PagosService, Cobros, PagosReconcileJob],
   exports: [PagosService],
 })
 export class PagosModule {}

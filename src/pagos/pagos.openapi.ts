@@ -7,7 +7,9 @@ import { BODY_PROBLEMS } from '../http/json-body.parser.js';
 import { BEARER_AUTH } from '../http/openapi-docs.js';
 import { RateLimitedError } from '../rate-limit/rate-limit.errors.js';
 import { PagoResponse } from './dto/pago.response.js';
-import { OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoNoEncontradoError, PagoRechazadoError, PasarelaNoDisponibleError } from './pagos.errors.js';
+import {
+  OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoNoEncontradoError, PagoRechazadoError, PasarelaNoDisponibleError, ProcesadorSinRespuestaError,
+} from './pagos.errors.js';
 
 // Example values only: every problem below is rendered from the real error class.
 const PAGO_ID = '0b6c5f0e-6a54-4f1e-9a3b-3b8f5c0f2d11';
@@ -46,6 +48,7 @@ export function ApiCrearPago(): MethodDecorator {
       new RequestValidationError(['monto must be an integer amount in minor units (e.g. 1999 for 19.99)']),
       ...BODY_PROBLEMS,
       new PasarelaNoDisponibleError(),
+      new ProcesadorSinRespuestaError(),
       new RateLimitedError(30),
     ]),
     ApiProblems([new PagoRechazadoError(PAGO_RECHAZADO)], PagoRechazadoProblem),

@@ -1,18 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import { DataSource, Repository } from 'typeorm';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { type DeferredCommit, Transactions } from '../database/transactions.js';
-import { type Charge, GatewayUnavailableError, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
+import { type Cobro, Cobros, type PagoEnCurso } from './cobros.js';
 import type { CrearPagoDto } from './dto/crear-pago.dto.js';
 import { toPagoResponse } from './dto/pago.response.js';
-import { chargeKeyOf, type EstadoPago, Pago } from './pago.entity.js';
+import { Pago } from './pago.entity.js';
 import { type PagoRow, type PagoVisible, type PagoVisibleRow, toPago, toPagoVisible } from './pago-row.js';
-import { OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoRechazadoError, PasarelaNoDisponibleError } from './pagos.errors.js';
-import { CERRAR_PAGO, INICIAR_PAGO, PAGO_ACTIVO_DE_ORDEN, PAGO_POR_OPERACION } from './pagos.sql.js';
+import {
+  type MotivoRechazo, OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoRechazadoError, PasarelaNoDisponibleError,
+} from './pagos.errors.js';
+import { CERRAR_PAGO, FALLAR_PAGO, INICIAR_PAGO, PAGO_ACTIVO_DE_ORDEN, PAGO_POR_OPERACION } from './pagos.sql.js';
 
 export interface CrearPagoCommand extends CrearPagoDto {
   readonly clientId: string;
@@ -22,15 +24,6 @@ export interface CrearPagoCommand extends CrearPagoDto {
 
 // Up to this many payments in a list; an order has a handful at most.
 const LIST_LIMIT = 100;
-
-/** A payment about to be charged, as INICIAR_PAGO returns it; `nuevo` unless it resumes an operation. */
-interface PagoEnCurso {
-  readonly id: string;
-  readonly operationId: string;
-  readonly monto: number;
-  readonly moneda: string;
-  readonly nuevo: boolean;
-}
 
 type Inicio = { readonly enCurso: PagoEnCurso } | { readonly asentado: Pago };
 
@@ -42,7 +35,7 @@ export class PagosService {
     dataSource: DataSource,
     private readonly transactions: Transactions,
     @InjectRepository(Pago) private readonly pagos: Repository<Pago>,
-    @Inject(PAYMENT_GATEWAY) private readonly gateway: PaymentGateway,
+    private readonly cobros: Cobros,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -57,10 +50,10 @@ export class PagosService {
     const inicio = await this.iniciar(command, operationId);
     if ('asentado' in inicio) return this.resultado(inicio.asentado);
     const pago = inicio.enCurso;
-    const charge = await this.cobrar(pago, command.token);
-    const estado: EstadoPago = charge.outcome === 'approved' ? 'APROBADO' : 'RECHAZADO';
-    const cerrado = await this.transactions.runJoinable((db) => this.cerrar(db, pago, estado, charge.id), commit);
-    return this.resultado(cerrado);
+    const cobro = await this.cobros.cobrar(pago, command.token);
+    if (cobro.estado === 'FALLIDO') return this.fallar(pago);
+    const cerrado = await this.transactions.runJoinable((db) => this.cerrar(db, pago, cobro), commit);
+    return this.resultado(cerrado, cobro.estado === 'RECHAZADO' ? cobro.motivo : undefined);
   }
 
   findOne(clientId: string, id: string): Promise<Pago | null> {
@@ -75,7 +68,8 @@ export class PagosService {
     const params = [randomUUID(), command.clientId, operationId, command.numeroOrden, command.monto, command.moneda];
     try {
       const [started] = await queryRows<{ id: string; monto: string; moneda: string; nuevo: boolean }>(this.pool, INICIAR_PAGO, params);
-      if (started) return { enCurso: { ...started, operationId, monto: Number(started.monto) } };
+      if (started?.nuevo) return { enCurso: { ...started, operationId, monto: Number(started.monto), intentId: null, intento: 1 } };
+      if (started) return { enCurso: await this.reanudado(operationId) };
     } catch (error) {
       if (sqlStateOf(error) !== SQLSTATE.uniqueViolation) throw error;
       throw await this.conflictoDeOrden(command);
@@ -93,31 +87,29 @@ export class PagosService {
       : new OrdenConPagoEnCursoError(command.numeroOrden, activo.id);
   }
 
-  /** A resumed operation may have charged already: the gateway is asked before charging again. */
-  private async cobrar(pago: PagoEnCurso, paymentToken: string): Promise<Charge> {
-    const chargeKey = chargeKeyOf(pago.operationId);
-    const previous = pago.nuevo ? undefined : await this.gateway.findCharge(chargeKey);
-    if (previous) return previous;
-    try {
-      return await this.gateway.charge({ chargeKey, amount: pago.monto, currency: pago.moneda, paymentToken });
-    } catch (error) {
-      if (!(error instanceof GatewayUnavailableError)) throw error;
-      // Nothing was charged: free the order so that it can be paid, and let the client retry.
-      await this.transactions.run((db) => this.cerrar(db, pago, 'FALLIDO', null));
-      throw new PasarelaNoDisponibleError();
-    }
+  /** A resumed operation: where a previous attempt left its intent (rare, so read apart from the hot insert). */
+  private async reanudado(operationId: string): Promise<PagoEnCurso> {
+    const [row] = await queryRows<PagoRow>(this.pool, PAGO_POR_OPERACION, [operationId]);
+    const pago = toPago(row!);
+    return { id: pago.id, operationId, monto: pago.monto, moneda: pago.moneda, intentId: pago.gatewayChargeId, intento: pago.intentoProcesador };
   }
 
-  private async cerrar(db: Queryable, pago: PagoEnCurso, estado: EstadoPago, chargeId: string | null): Promise<PagoVisible> {
-    const [cerrado] = await queryRows<PagoVisibleRow>(db, CERRAR_PAGO, [pago.id, estado, chargeId]);
+  /** The processor failed without charging: the order is free again, and the client may retry with the same key. */
+  private async fallar(pago: PagoEnCurso): Promise<never> {
+    await queryRows(this.pool, FALLAR_PAGO, [pago.id]);
+    throw new PasarelaNoDisponibleError();
+  }
+
+  private async cerrar(db: Queryable, pago: PagoEnCurso, cobro: Cobro): Promise<PagoVisible> {
+    const [cerrado] = await queryRows<PagoVisibleRow>(db, CERRAR_PAGO, [pago.id, cobro.estado, cobro.intentId]);
     if (cerrado) return toPagoVisible(cerrado);
     const [actual] = await queryRows<PagoRow>(db, PAGO_POR_OPERACION, [pago.operationId]);
     return toPago(actual!);
   }
 
   /** A settled payment as the API answers it: approved is a value, declined a 402 carrying it. */
-  private resultado(pago: PagoVisible): PagoVisible {
-    if (pago.estado === 'RECHAZADO') throw new PagoRechazadoError(toPagoResponse(pago));
+  private resultado(pago: PagoVisible, motivo?: MotivoRechazo): PagoVisible {
+    if (pago.estado === 'RECHAZADO') throw new PagoRechazadoError(toPagoResponse(pago), motivo);
     return pago;
   }
 }

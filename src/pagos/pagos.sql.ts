@@ -2,7 +2,8 @@
 
 export const PAGO_COLUMNS = `
   id, client_id AS "clientId", operation_id AS "operationId", numero_orden AS "numeroOrden", monto::text AS monto,
-  moneda, monto_reembolsado::text AS "montoReembolsado", estado, gateway_charge_id AS "gatewayChargeId", creado_en AS "creadoEn", actualizado_en AS "actualizadoEn"`;
+  moneda, monto_reembolsado::text AS "montoReembolsado", estado, gateway_charge_id AS "gatewayChargeId",
+  intento_procesador AS "intentoProcesador", creado_en AS "creadoEn", actualizado_en AS "actualizadoEn"`;
 
 /**
  * Starts (or resumes) the payment of one operation right before it is charged.
@@ -19,6 +20,39 @@ export const PAGO_COLUMNS = `
  */
 export const INICIAR_PAGO = `
   SELECT * FROM pagos_iniciar($1::uuid, $2::text, $3::text, $4::text, $5::bigint, $6::text)`;
+
+/**
+ * Records the intent $2 created for PENDIENTE payment $1 at attempt $3, before it is confirmed: from
+ * here on, whoever resumes or reconciles the payment asks the processor about this intent by its id.
+ * Renews `actualizado_en`, so a reconciler that read the payment before cannot settle it from that read.
+ * Zero rows: settled, or moved on to another attempt, since this attempt read it: do not confirm.
+ */
+export const REGISTRAR_INTENT = `
+  UPDATE pagos SET gateway_charge_id = $2::text, actualizado_en = now()
+   WHERE id = $1::uuid AND estado = 'PENDIENTE' AND intento_procesador = $3::int AND (gateway_charge_id IS NULL OR gateway_charge_id = $2::text)
+  RETURNING 1 AS registrado`;
+
+/**
+ * PENDIENTE payment $1 at attempt $2 → attempt $2 + 1: its current keys can no longer do what is
+ * needed (the processor replays a 5xx it kept under one; a canceled intent can't be confirmed).
+ * $3 keeps the intent (a new confirmation of it) or forgets it (a new intent). Race: of two attempts
+ * moving on from one attempt number, one matches; the other gets no row.
+ */
+export const SIGUIENTE_INTENTO = `
+  UPDATE pagos SET intento_procesador = intento_procesador + 1, gateway_charge_id = CASE WHEN $3::boolean THEN gateway_charge_id END,
+         actualizado_en = now()
+   WHERE id = $1::uuid AND estado = 'PENDIENTE' AND intento_procesador = $2::int
+  RETURNING intento_procesador AS intento`;
+
+/**
+ * PENDIENTE → FALLIDO: the processor failed without charging (a processing error). The next attempt
+ * of the operation confirms under a new key, since the processor replays this failure under the old one.
+ * Zero rows: another attempt settled it first.
+ */
+export const FALLAR_PAGO = `
+  UPDATE pagos SET estado = 'FALLIDO', intento_procesador = intento_procesador + 1, actualizado_en = now()
+   WHERE id = $1::uuid AND estado = 'PENDIENTE'
+  RETURNING 1 AS fallido`;
 
 export const PAGO_POR_OPERACION = `SELECT ${PAGO_COLUMNS} FROM pagos WHERE operation_id = $1::text`;
 
@@ -51,7 +85,7 @@ export const CONTAR_PENDIENTES_DESDE = `
 
 /**
  * PENDIENTE at our reservation's version $4 → APROBADO | RECHAZADO | FALLIDO, by the reconciler, with
- * what the processor says of the operation's charge key.
+ * what the processor says of the payment's intent ($3).
  * Race: an attempt resuming the operation meanwhile (INICIAR_PAGO) changes the version first, and
  * this matches nothing: the attempt's own outcome stands, so "never charged" is never written over a
  * payment an attempt has started to charge since the reservation.

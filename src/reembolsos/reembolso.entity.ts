@@ -4,9 +4,13 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 export const ESTADOS_REEMBOLSO = ['PENDIENTE', 'APROBADO', 'FALLIDO'] as const;
 export type EstadoReembolso = (typeof ESTADOS_REEMBOLSO)[number];
 
-/** Our idempotency key at the processor for an operation's refund: the same operation never refunds twice. */
-export function refundKeyOf(operationId: string): string {
-  return `reembolso-${operationId}`;
+/**
+ * Our idempotency key at the processor for an operation's refund at its attempt `intento`: the same
+ * key refunds once. A new attempt (after the processor failed and kept that failure under the old
+ * key) first looks for a refund of the operation among the intent's refunds, by their metadata.
+ */
+export function refundKeyOf(operationId: string, intento: number): string {
+  return `reembolso-${operationId}-${intento}`;
 }
 
 // bigint arrives from pg as a string; amounts are at most 10^12, well inside Number's exact range.
@@ -41,8 +45,13 @@ export class Reembolso {
   @Column({ type: 'text' })
   estado!: EstadoReembolso;
 
+  /** The payment's PaymentIntent at the processor, which the refund gives (part of) back. */
   @Column({ name: 'gateway_charge_id', type: 'text' })
   gatewayChargeId!: string;
+
+  /** Numbers our key at the processor (see {@link refundKeyOf}). */
+  @Column({ name: 'intento_procesador', type: 'integer' })
+  intentoProcesador!: number;
 
   @Column({ name: 'gateway_refund_id', type: 'text', nullable: true })
   gatewayRefundId!: string | null;

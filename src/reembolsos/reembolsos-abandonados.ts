@@ -6,16 +6,17 @@ import { PAYMENT_GATEWAY, type PaymentGateway, type Refund } from '../gateway/pa
 import type { AbandonedOperationKind, PendingOperation, Settlement } from '../pagos/abandoned-operations.js';
 import type { ReconcileResult } from '../pagos/pagos.events.js';
 import { PagosReconciler } from '../pagos/pagos-reconciler.js';
-import { type Reembolso, refundKeyOf } from './reembolso.entity.js';
+import { refundMadeFor } from './processor-refunds.js';
+import type { Reembolso } from './reembolso.entity.js';
 import { storedAnswerOf } from './reembolso-answers.js';
 import { type ReembolsoRow, toReembolso } from './reembolso-row.js';
 import { ReembolsosEvents } from './reembolsos.events.js';
 import { CONCILIAR_REEMBOLSO_APROBADO, CONCILIAR_REEMBOLSO_FALLIDO, REEMBOLSOS_PENDIENTES_DESDE } from './reembolsos.sql.js';
 
 /**
- * Refunds as the reconciler settles them: the processor is asked about the operation's refund key;
- * refunded → APROBADO with the route's answer, never refunded → FALLIDO (the amount goes back to
- * the payment) and the key released, so a retry runs the refund again. Registers itself with the
+ * Refunds as the reconciler settles them: the intent's refunds are listed and the operation's found
+ * by its metadata; refunded → APROBADO with the route's answer, never refunded → FALLIDO (the amount
+ * goes back to the payment) and the key released, so a retry runs the refund again. Registers itself with the
  * payments' reconciler, which knows nothing of refunds.
  */
 @Injectable()
@@ -47,7 +48,7 @@ export class ReembolsosAbandonados implements AbandonedOperationKind<Reembolso, 
   }
 
   ask(reembolso: Reembolso): Promise<Refund | undefined> {
-    return this.gateway.findRefund(refundKeyOf(reembolso.operationId));
+    return refundMadeFor(this.gateway, reembolso);
   }
 
   async write(db: Queryable, { item }: PendingOperation<Reembolso>, version: string, refund: Refund | undefined): Promise<Settlement | undefined> {

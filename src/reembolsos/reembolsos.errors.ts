@@ -39,6 +39,19 @@ export class ReembolsoExcedePagoError extends ProblemException {
   }
 }
 
+/**
+ * The processor refused the refund for good (the charge was refunded or disputed elsewhere, say):
+ * nothing was refunded, and the amount is back on the payment. Final for this key (stored).
+ */
+export class ReembolsoRechazadoError extends ProblemException {
+  constructor(pagoId: string, reason: string) {
+    super(
+      { slug: 'reembolso-rechazado', title: 'Refund refused by the processor', status: HttpStatus.CONFLICT },
+      `The payment processor refused to refund payment ${pagoId} (${reason}). Nothing was refunded.`,
+    );
+  }
+}
+
 export class ReembolsoNoEncontradoError extends ProblemException {
   constructor() {
     super({ slug: 'reembolso-no-encontrado', title: 'Refund not found', status: HttpStatus.NOT_FOUND }, 'No refund of yours has this id on this payment.');

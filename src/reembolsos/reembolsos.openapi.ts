@@ -6,11 +6,11 @@ import { DatabaseUnavailableError, RequestValidationError, ShuttingDownError } f
 import { BODY_PROBLEMS } from '../http/json-body.parser.js';
 import { BEARER_AUTH } from '../http/openapi-docs.js';
 import { ESTADOS_PAGO } from '../pagos/pago.entity.js';
-import { PagoNoEncontradoError } from '../pagos/pagos.errors.js';
+import { PagoNoEncontradoError, ProcesadorSinRespuestaError } from '../pagos/pagos.errors.js';
 import { RateLimitedError } from '../rate-limit/rate-limit.errors.js';
 import { ReembolsoResponse } from './dto/reembolso.response.js';
 import {
-  PagoNoReembolsableError, PasarelaNoDisponibleParaReembolsoError, ReembolsoExcedePagoError, ReembolsoNoEncontradoError,
+  PagoNoReembolsableError, PasarelaNoDisponibleParaReembolsoError, ReembolsoExcedePagoError, ReembolsoNoEncontradoError, ReembolsoRechazadoError,
 } from './reembolsos.errors.js';
 
 // Example values only: every problem below is rendered from the real error class.
@@ -58,7 +58,9 @@ export function ApiCrearReembolso(): MethodDecorator {
       new RequestValidationError(['monto must be an integer amount in minor units (e.g. 500 for 5.00)']),
       ...BODY_PROBLEMS,
       new PasarelaNoDisponibleParaReembolsoError(),
+      new ProcesadorSinRespuestaError('refund'),
       new RateLimitedError(30),
+      new ReembolsoRechazadoError(PAGO_ID, 'Charge ch_3Q has already been refunded.'),
     ]),
     ApiProblems([new ReembolsoExcedePagoError(PAGO_ID, 1500, 1000)], ReembolsoExcedePagoProblem),
     ApiProblems([new PagoNoReembolsableError(PAGO_ID, 'RECHAZADO'), new PagoNoReembolsableError(PAGO_ID, 'PENDIENTE')], PagoNoReembolsableProblem),

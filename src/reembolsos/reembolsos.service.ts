@@ -5,13 +5,16 @@ import { DataSource } from 'typeorm';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { type DeferredCommit, Transactions } from '../database/transactions.js';
-import { GatewayUnavailableError, PAYMENT_GATEWAY, type PaymentGateway, type Refund, RefundRefusedError } from '../gateway/payment-gateway.js';
+import { GatewayIndeterminateError, PAYMENT_GATEWAY, type PaymentGateway, type Refund, RefundRefusedError } from '../gateway/payment-gateway.js';
 import type { EstadoPago } from '../pagos/pago.entity.js';
-import { PagoNoEncontradoError } from '../pagos/pagos.errors.js';
+import { PagoNoEncontradoError, ProcesadorSinRespuestaError } from '../pagos/pagos.errors.js';
 import type { CrearReembolsoDto } from './dto/crear-reembolso.dto.js';
-import { type Reembolso, refundKeyOf } from './reembolso.entity.js';
+import { refundMadeFor, requestRefund } from './processor-refunds.js';
+import type { Reembolso } from './reembolso.entity.js';
 import { type ReembolsoRow, toReembolso } from './reembolso-row.js';
-import { PagoNoReembolsableError, PasarelaNoDisponibleParaReembolsoError, ReembolsoExcedePagoError } from './reembolsos.errors.js';
+import {
+  PagoNoReembolsableError, PasarelaNoDisponibleParaReembolsoError, ReembolsoExcedePagoError, ReembolsoRechazadoError,
+} from './reembolsos.errors.js';
 import { ReembolsosEvents } from './reembolsos.events.js';
 import {
   APROBAR_REEMBOLSO, FALLAR_REEMBOLSO, REANUDAR_REEMBOLSO_FALLIDO, REANUDAR_REEMBOLSO_PENDIENTE, REEMBOLSABLE_DE_PAGO, REEMBOLSO_DE_PAGO,
@@ -119,23 +122,44 @@ export class ReembolsosService {
     }
   }
 
-  /** A resumed operation may have refunded already: the gateway is asked before refunding again. */
+  /**
+   * Refunds once, with only what the processor offers: a resumed operation first looks for its refund
+   * among the intent's refunds (a previous attempt may have made it); a lost answer is resent under
+   * the same key; a 5xx (kept under the key) is settled by that same look.
+   */
   private async reembolsar(reembolso: Reembolso, resumed: boolean): Promise<Refund> {
-    const refundKey = refundKeyOf(reembolso.operationId);
-    const previous = resumed ? await this.gateway.findRefund(refundKey) : undefined;
+    const previous = resumed ? await this.ask(() => refundMadeFor(this.gateway, reembolso)) : undefined;
     if (previous) return previous;
     try {
-      return await this.gateway.refund({ refundKey, chargeId: reembolso.gatewayChargeId, amount: reembolso.monto });
+      return await requestRefund(this.gateway, reembolso);
     } catch (error) {
-      // Any other failure may have refunded (an answer lost on the way): the refund stays PENDIENTE
-      // for a retry's takeover or the reconciler, which ask the processor first.
-      if (!(error instanceof GatewayUnavailableError || error instanceof RefundRefusedError)) throw error;
-      // The processor says nothing was refunded (unavailable, or refused for good): the amount goes back to the payment.
-      await this.cerrar(this.pool, reembolso, FALLAR_REEMBOLSO, [reembolso.id]);
-      this.events.refund('failed');
-      if (error instanceof GatewayUnavailableError) throw new PasarelaNoDisponibleParaReembolsoError();
-      throw error;
+      if (error instanceof RefundRefusedError) return this.fallar(reembolso, new ReembolsoRechazadoError(reembolso.pagoId, error.message));
+      // No answer, or one still being worked on: it may yet refund; the retry or the reconciler looks first.
+      if (!(error instanceof GatewayIndeterminateError && error.replaysFailure)) throw this.unknownOutcome(error);
+      const made = await this.ask(() => refundMadeFor(this.gateway, reembolso));
+      if (made) return made;
+      return this.fallar(reembolso, new PasarelaNoDisponibleParaReembolsoError());
     }
+  }
+
+  /** The processor refunded nothing: the amount goes back to the payment, and the answer is `problem`. */
+  private async fallar(reembolso: Reembolso, problem: Error): Promise<never> {
+    await this.cerrar(this.pool, reembolso, FALLAR_REEMBOLSO, [reembolso.id]);
+    this.events.refund('failed');
+    throw problem;
+  }
+
+  /** A processor call whose unknown outcome leaves the refund PENDIENTE and answers 503. */
+  private async ask<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw this.unknownOutcome(error);
+    }
+  }
+
+  private unknownOutcome(error: unknown): unknown {
+    return error instanceof GatewayIndeterminateError ? new ProcesadorSinRespuestaError('refund') : error;
   }
 
   /** One settling statement; when another attempt settled it first, its outcome stands. */

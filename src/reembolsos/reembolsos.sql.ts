@@ -7,7 +7,7 @@
  */
 export const REEMBOLSO_COLUMNS = `
   id, pago_id AS "pagoId", client_id AS "clientId", operation_id AS "operationId", monto::text AS monto, moneda, motivo, estado,
-  gateway_charge_id AS "gatewayChargeId", gateway_refund_id AS "gatewayRefundId", creado_en AS "creadoEn", actualizado_en AS "actualizadoEn"`;
+  gateway_charge_id AS "gatewayChargeId", gateway_refund_id AS "gatewayRefundId", intento_procesador AS "intentoProcesador", creado_en AS "creadoEn", actualizado_en AS "actualizadoEn"`;
 
 /**
  * A new operation: reserves $5 of APROBADO payment $2 of client $3 and inserts the refund PENDIENTE,
@@ -77,12 +77,13 @@ function aprobar(guard: string): string {
 
 /**
  * PENDIENTE → FALLIDO (the processor refunded nothing), giving the amount back to the payment in the
- * same statement. `guard` adds the reconciler's version condition. Zero rows: settled or touched first.
+ * same statement, and moving to the next attempt's key (the processor may replay a failure under the
+ * old one). `guard` adds the reconciler's version condition. Zero rows: settled or touched first.
  */
 function fallar(guard: string): string {
   return `
   WITH fallido AS (
-    UPDATE reembolsos SET estado = 'FALLIDO', actualizado_en = now()
+    UPDATE reembolsos SET estado = 'FALLIDO', intento_procesador = intento_procesador + 1, actualizado_en = now()
      WHERE id = $1::uuid AND estado = 'PENDIENTE'${guard}
     RETURNING ${REEMBOLSO_COLUMNS}),
   devuelto AS (

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { type IdempotencyStore, isClaimLost } from '../../src/idempotency/idempotency.store.js';
 import type { Claim, ClaimOutcome, KeyRequest } from '../../src/idempotency/idempotency.types.js';
-import { countCharges, insertExpiredKeys, keyRow } from '../support/ledger.js';
+import { insertExpiredKeys, keyRow } from '../support/ledger.js';
 import { claimKeyOf, completeOf, openStore, type StoreHarness } from '../support/idempotency-store.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
@@ -28,6 +28,7 @@ describe('idempotency statements under races', () => {
     harness = await openStore(url, { poolSize: RACERS, lockTimeoutSeconds: LOCK_TIMEOUT_SECONDS });
     store = harness.store;
     db = await connect(url);
+    await db.query(`CREATE TABLE test_business_writes (marker text NOT NULL)`);
   });
 
   afterAll(async () => {
@@ -123,13 +124,13 @@ describe('idempotency statements under races', () => {
 
   /**
    * As the interceptor does it: a business write joins the deferred commit, then the completion goes
-   * out with COMMIT in one round trip; the write is a ledger row named `marker`.
+   * out with COMMIT in one round trip; the write is a row named `marker` of a table of this test's own.
    */
   const completeWithWrite = async (claim: Claim, marker: string): Promise<'committed' | 'claim lost'> => {
     const { transactions } = harness;
     const commit = transactions.openDeferredCommit();
     await transactions.runJoinable(
-      (tx) => tx.query(`INSERT INTO simulated_gateway_charges (charge_key, id, amount, currency, outcome) VALUES ($1, gen_random_uuid(), 1, 'EUR', 'approved')`, [marker]),
+      (tx) => tx.query(`INSERT INTO test_business_writes (marker) VALUES ($1)`, [marker]),
       commit,
     );
     const outcome = await commit.commitWith((tx) => store.completeKey(tx, claim, { status: 201, headers: {}, body: `{"marker":"${marker}"}` })).then(
@@ -138,7 +139,9 @@ describe('idempotency statements under races', () => {
     );
     return outcome;
   };
-  const written = (marker: string) => countCharges(db, 'charge_key = $1', [marker]);
+  const countWrites = async (where: string, params: unknown[]): Promise<number> =>
+    (await db.query(`SELECT count(*)::int AS n FROM test_business_writes WHERE ${where}`, params)).rows[0].n;
+  const written = (marker: string) => countWrites('marker = $1', [marker]);
 
   it("completeKey pipelined with COMMIT: a stalled owner's completion aborts the transaction and its business write rolls back", async () => {
     const request = newRequest();
@@ -159,7 +162,7 @@ describe('idempotency statements under races', () => {
     const outcomes = await Promise.all(markers.map((marker) => completeWithWrite(claim, marker)));
     expect(outcomes.filter((outcome) => outcome === 'committed')).toHaveLength(1);
     // Each racer's write is stored exactly when its completion was.
-    expect(await countCharges(db, 'charge_key = ANY($1)', [markers])).toBe(1);
+    expect(await countWrites('marker = ANY($1)', [markers])).toBe(1);
     expect(await written(markers[outcomes.indexOf('committed')]!)).toBe(1);
   });
 

@@ -7,7 +7,7 @@ import type pg from 'pg';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE, TEST_API_TOKENS } from '../support/clients.js';
 import { nuevoPago, postPago } from '../support/http.js';
-import { countCharges, expireLease, keyRow, waitForClaim } from '../support/ledger.js';
+import { countChargesOfOrder, expireLease, keyRow, waitForClaim } from '../support/ledger.js';
 import { backdateAbandoned, estadoOf } from '../support/stale-payments.js';
 import { RECONCILE_NEVER } from '../support/survivor-and-victims.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
@@ -113,7 +113,7 @@ describe('the operator CLI', () => {
     expect((await running).status).toBe(409);
     const retried = await postPago(app.baseUrl, { client: ALICE, key, body });
     expect(retried.status).toBe(201);
-    expect(await countCharges(db, `charge_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE numero_orden = $1)`, [body.numeroOrden])).toBe(1);
+    expect(await countChargesOfOrder(db, body.numeroOrden)).toBe(1);
 
     const abandoned = randomUUID();
     await db.query(

@@ -7,7 +7,7 @@ import { countCharges, countPagos, keyRow } from '../support/ledger.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 
-// Everything here is real: the app on a loopback port, the simulated processor's ledger, PostgreSQL.
+// Everything here is real: the app on a loopback port, its local processor over HTTP, PostgreSQL.
 describe('the /pagos API contract (real app, real PostgreSQL)', () => {
   let app: AppProcess;
   let db: pg.Client;
@@ -29,10 +29,14 @@ describe('the /pagos API contract (real app, real PostgreSQL)', () => {
     expect(result.json).toMatchObject({ type: `https://pagos.dev/problems/${slug}`, title: expect.any(String), status, detail: expect.any(String) });
   }
 
-  /** The charges the processor recorded for one key: the gateway's charge key is derived from its operation id. */
+  /** What the processor did with one key's payment: its intents (found by their metadata), charged or declined. */
   async function chargesOf(key: string, client = ALICE): Promise<{ outcome: string; amount: string }[]> {
     const row = await keyRow(db, client.clientId, key);
-    const { rows } = await db.query('SELECT outcome, amount::text FROM simulated_gateway_charges WHERE charge_key = $1', [`pagos-${row!.operation_id}`]);
+    const { rows } = await db.query(
+      `SELECT CASE WHEN status = 'succeeded' THEN 'approved' WHEN last_payment_error IS NOT NULL THEN 'declined' ELSE status END AS outcome, amount::text
+         FROM procesador_local.payment_intents WHERE metadata->>'operation_id' = $1 ORDER BY created`,
+      [row!.operation_id],
+    );
     return rows;
   }
 

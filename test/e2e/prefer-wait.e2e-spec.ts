@@ -58,7 +58,7 @@ describe('duplicates that wait for the first answer (Prefer: wait)', () => {
     expect(waited.answer.headers.get('content-type')).toBe(original.answer.headers.get('content-type'));
     expect(waited.answer.headers.get('idempotent-replayed')).toBe('true');
     expect(waited.answer.headers.get('preference-applied')).toBe('wait=5');
-    expect(await countCharges(db, 'charge_key = $1', [`pagos-${(await keyRow(db, ALICE.clientId, key))!.operation_id}`])).toBe(1);
+    expect(await countCharges(db, 'operation_key = $1', [`pagos-${(await keyRow(db, ALICE.clientId, key))!.operation_id}`])).toBe(1);
     console.log(`prefer-wait: waiter answered ${Math.round(waited.at - original.at)} ms after the first answer`);
   });
 

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import type pg from 'pg';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
-import { countCharges, keyRow } from '../support/ledger.js';
+import { chargesOfPagoSql, countCharges, keyRow } from '../support/ledger.js';
 import { nuevoPago, postPago } from '../support/http.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 
@@ -41,7 +41,7 @@ describe('recovering claims left by a dead or stalled attempt', () => {
   const pagoOf = async (numeroOrden: string) => (await db.query(`SELECT * FROM pagos WHERE numero_orden = $1`, [numeroOrden])).rows;
 
   it.each([
-    ['after the gateway charged', 'simulated_gateway_charges WHERE charge_key = (SELECT \'pagos-\' || operation_id FROM idempotency_keys WHERE key = $1)'],
+    ['after the gateway charged', `pagos p WHERE p.operation_id = (SELECT operation_id::text FROM idempotency_keys WHERE key = $1) AND ${chargesOfPagoSql('p')} > 0`],
     ['before the gateway charged', 'pagos WHERE operation_id = (SELECT operation_id::text FROM idempotency_keys WHERE key = $1)'],
   ])('a process killed %s: a retry after the lock timeout takes over and the operation is charged exactly once', async (_when, marker) => {
     const victim = await startVictim({ GATEWAY_LATENCY_MS: '3000' });
@@ -60,7 +60,7 @@ describe('recovering claims left by a dead or stalled attempt', () => {
     expect(recovered.status).toBe(201);
     const [pago] = await pagoOf(body.numeroOrden);
     expect(pago).toMatchObject({ estado: 'APROBADO', id: recovered.json.id });
-    expect(await countCharges(db, `charge_key = $1`, [`pagos-${pago.operation_id}`])).toBe(1);
+    expect(await countCharges(db, `operation_key = $1`, [`pagos-${pago.operation_id}`])).toBe(1);
 
     const replay = await postPago(survivor.baseUrl, { client: ALICE, key, body });
     expect(replay.text).toBe(recovered.text);
@@ -86,7 +86,7 @@ describe('recovering claims left by a dead or stalled attempt', () => {
     expect(woken.json.type).toContain('idempotency-key-in-flight');
 
     const [pago] = await pagoOf(body.numeroOrden);
-    expect(await countCharges(db, `charge_key = $1`, [`pagos-${pago.operation_id}`])).toBe(1);
+    expect(await countCharges(db, `operation_key = $1`, [`pagos-${pago.operation_id}`])).toBe(1);
     const replay = await postPago(survivor.baseUrl, { client: ALICE, key, body });
     expect(replay.json.id).toBe(pago.id);
   });
@@ -121,7 +121,7 @@ describe('recovering claims left by a dead or stalled attempt', () => {
     expect(retry.status).toBe(409);
     const first = await slow;
     expect(first.status).toBe(201);
-    expect(await countCharges(db, `amount = $1 AND charge_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE numero_orden = $2)`, [body.monto, body.numeroOrden])).toBe(1);
+    expect(await countCharges(db, `amount = $1 AND operation_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE numero_orden = $2)`, [body.monto, body.numeroOrden])).toBe(1);
   });
 
   it('a stored answer is replayed after the service restarts', async () => {

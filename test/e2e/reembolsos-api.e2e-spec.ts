@@ -9,7 +9,7 @@ import { sampleOf, scrape } from '../support/metrics.js';
 import { countRefunds, pagoAprobado, processorRefundsOf, refundTotals } from '../support/refunds.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 
-// Everything here is real: the app on a loopback port, the simulated processor's ledger, PostgreSQL.
+// Everything here is real: the app on a loopback port, its local processor over HTTP, PostgreSQL.
 describe('the /pagos/{id}/reembolsos API contract (real app, real PostgreSQL)', () => {
   let app: AppProcess;
   let db: pg.Client;
@@ -149,7 +149,7 @@ describe('the /pagos/{id}/reembolsos API contract (real app, real PostgreSQL)', 
     const pagoId = await pagoAprobado(app.baseUrl, ALICE, 1000);
     const failedBefore = await refunds('failed');
     const key = randomUUID();
-    // The simulator fails refunds of exactly 13 (as tok_error for charges).
+    // The local processor fails refunds of exactly 13 with a 500 before any work (as tok_error fails charges).
     const failed = await refund(pagoId, { monto: 13 }, key);
     expectProblem(failed, 502, 'pasarela-no-disponible');
     expect(await keyRow(db, ALICE.clientId, key)).toMatchObject({ status: 'released', response_status: null });

@@ -11,7 +11,7 @@ import type { AttemptReport } from '../../examples/client/send-with-retries.js';
 import { type AppProcess, startAppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
 import { nuevoPago, postPago } from '../support/http.js';
-import { countCharges, keyRow } from '../support/ledger.js';
+import { countChargesOfOrder, keyRow } from '../support/ledger.js';
 import { ResponseDroppingProxy } from '../support/response-dropping-proxy.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -52,7 +52,7 @@ describe('the example retrying client against the running service', () => {
   });
 
   const chargesOf = (pago: PagoRequest) =>
-    countCharges(db, `charge_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE numero_orden = $1)`, [pago.numeroOrden]);
+    countChargesOfOrder(db, pago.numeroOrden);
 
   /** A client as `npm run client` builds it, on its own pending file, recording its attempts and sleeps. */
   function harness(

@@ -63,7 +63,7 @@ describe('starting the service', () => {
     const applied = () => query(`SELECT name FROM migrations ORDER BY id`);
     const all = MIGRATIONS.map((migration) => migration.name);
     expect(await runMigrationScript('run', url)).toMatchObject({ code: 0, output: expect.stringContaining('applied: ') });
-    expect(await tables()).toEqual(expect.arrayContaining(['idempotency_keys', 'pagos', 'simulated_gateway_charges']));
+    expect(await tables()).toEqual(expect.arrayContaining(['idempotency_keys', 'pagos', 'reembolsos']));
     expect(await applied()).toEqual(all);
     expect(await runMigrationScript('revert', url)).toMatchObject({ code: 0 });
     expect(await applied()).toEqual(all.slice(0, -1));

@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
-import { runMigrationScript, startAppProcess, type AppProcess } from '../support/app-process.js';
+import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
 import { get, nuevoPago, postPago, type PagoBody } from '../support/http.js';
-import { countCharges, keyRow } from '../support/ledger.js';
+import { chargesOfPagoSql, countCharges, countChargesOfOrder, keyRow } from '../support/ledger.js';
 import { sampleOf, scrape } from '../support/metrics.js';
 import { backdateAbandoned, estadoOf, recordStateWrites, settledEstado } from '../support/stale-payments.js';
-import { RECONCILE_EVERY_SECOND, survivorAndVictims } from '../support/survivor-and-victims.js';
+import { RECONCILE_EVERY_SECOND, RECONCILE_NEVER, survivorAndVictims } from '../support/survivor-and-victims.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { waitUntil } from '../support/waiting.js';
 
 /**
  * Payments whose client never comes back: the service is SIGKILLed mid-payment and nobody retries.
- * The reconciler of a surviving process settles them. Real: service processes, SIGKILL, the
- * simulated processor's ledger, PostgreSQL. Abandonment is dated back in SQL instead of waiting out
+ * The reconciler of a surviving process settles them. Real: service processes (each with its local
+ * processor, whose state is in the same database), SIGKILL, PostgreSQL. Abandonment is dated back in SQL instead of waiting out
  * the lock timeout; the survivors reconcile every second.
  */
 
@@ -33,7 +33,7 @@ describe('payments abandoned after a crash settle themselves', () => {
     expect(await estadoOf(crash.db, body.numeroOrden)).toBe('PENDIENTE');
     return { key, body };
   };
-  const CHARGED = `SELECT 1 FROM simulated_gateway_charges c JOIN pagos p ON c.charge_key = 'pagos-' || p.operation_id WHERE p.numero_orden = $1`;
+  const CHARGED = `SELECT 1 FROM pagos p WHERE p.numero_orden = $1 AND ${chargesOfPagoSql('p')} > 0`;
   const STARTED = `SELECT 1 FROM pagos WHERE numero_orden = $1`;
   const reconciled = async (result: string): Promise<number> => sampleOf(await scrape(crash.survivor.baseUrl), 'pagos_reconciled_total', { result }) ?? 0;
 
@@ -56,7 +56,7 @@ describe('payments abandoned after a crash settle themselves', () => {
     const other = await postPago(crash.survivor.baseUrl, { client: ALICE, key: randomUUID(), body });
     expect(other.status).toBe(409);
     expect(other.json).toMatchObject({ type: expect.stringContaining('orden-ya-pagada'), pagoExistenteId: late.json.id });
-    expect(await countCharges(crash.db, `charge_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE numero_orden = $1)`, [body.numeroOrden])).toBe(1);
+    expect(await countChargesOfOrder(crash.db, body.numeroOrden)).toBe(1);
   });
 
   it('killed before the charge: FALLIDO and the key released, so a new key pays the order, charged once', async () => {
@@ -68,7 +68,7 @@ describe('payments abandoned after a crash settle themselves', () => {
     const paid = await postPago(crash.survivor.baseUrl, { client: ALICE, key: randomUUID(), body });
     expect(paid.status).toBe(201);
     expect(paid.json.estado).toBe('APROBADO');
-    expect(await countCharges(crash.db, `charge_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE numero_orden = $1)`, [body.numeroOrden])).toBe(1);
+    expect(await countChargesOfOrder(crash.db, body.numeroOrden)).toBe(1);
   });
 
   it('killed before the charge: a late retry of the original key runs the same operation again and charges once', async () => {
@@ -82,7 +82,7 @@ describe('payments abandoned after a crash settle themselves', () => {
     expect(late.headers.get('idempotent-replayed')).toBeNull();
     const { rows } = await crash.db.query(`SELECT id, estado, operation_id FROM pagos WHERE numero_orden = $1`, [body.numeroOrden]);
     expect(rows).toEqual([{ id: late.json.id, estado: 'APROBADO', operation_id: operationId }]);
-    expect(await countCharges(crash.db, `charge_key = $1`, [`pagos-${operationId}`])).toBe(1);
+    expect(await countCharges(crash.db, `operation_key = $1`, [`pagos-${operationId}`])).toBe(1);
   });
 
   it('a slow live request whose lease is renewed is never reconciled, though its payment is older than the lock timeout', async () => {
@@ -103,14 +103,14 @@ describe('payments abandoned after a crash settle themselves', () => {
   it('the processor unreachable during a pass: nothing is settled, counted; the next pass settles', async () => {
     const { body } = await crashDuring(CHARGED);
     const unreachableBefore = await reconciled('unreachable');
-    // The simulated processor's ledger is its whole state: without it, it can't answer.
-    await crash.db.query(`ALTER TABLE simulated_gateway_charges RENAME TO simulated_gateway_charges_offline`);
+    // The local processor's intents are its whole state: without them, it answers 500s.
+    await crash.db.query(`ALTER TABLE procesador_local.payment_intents RENAME TO payment_intents_offline`);
     try {
       await backdateAbandoned(crash.db, body.numeroOrden);
       await waitUntil(async () => (await reconciled('unreachable')) > unreachableBefore);
       expect(await estadoOf(crash.db, body.numeroOrden)).toBe('PENDIENTE');
     } finally {
-      await crash.db.query(`ALTER TABLE simulated_gateway_charges_offline RENAME TO simulated_gateway_charges`);
+      await crash.db.query(`ALTER TABLE procesador_local.payment_intents_offline RENAME TO payment_intents`);
     }
     expect(await settledEstado(crash.db, body.numeroOrden)).toBe('APROBADO');
   });
@@ -119,7 +119,9 @@ describe('payments abandoned after a crash settle themselves', () => {
 describe('two replicas reconciling the same stale payments at once', () => {
   it('each of 20 stale payments is settled exactly once (one write per payment and per key)', async () => {
     const url = await createTestDatabase('abandoned_replicas');
-    expect((await runMigrationScript('run', url)).code).toBe(0);
+    // A service that never reconciles migrates the database and lays out its local processor's schema.
+    const setup = await startAppProcess(url, { PAGOS_RECONCILE_CRON: RECONCILE_NEVER });
+    await setup.stop('SIGTERM');
     const db = await connect(url);
     const replicas: AppProcess[] = [];
     try {
@@ -156,28 +158,41 @@ const SETTLED: Record<Outcome, { estado: string; status: string; response_status
   none: { estado: 'FALLIDO', status: 'released', response_status: null },
 };
 
-/** `count` payments PENDIENTE for an hour with an in_flight claim whose owner died; the processor charged, declined or never saw each. */
+/**
+ * `count` payments PENDIENTE for an hour with an in_flight claim whose owner died; the processor
+ * charged, declined or never saw each (its intent written straight into the local processor's tables).
+ */
 async function insertAbandoned(db: pg.Client, count: number): Promise<Outcome[]> {
   const outcomes = Array.from({ length: count }, (_, i): Outcome => (['approved', 'declined', 'none'] as const)[i % 3]!);
   for (const [i, outcome] of outcomes.entries()) {
-    const operationId = randomUUID();
+    const [pagoId, operationId] = [randomUUID(), randomUUID()];
     const orden = `ORD-STALE-${String(i).padStart(2, '0')}`;
+    const intentId = outcome === 'none' ? null : await insertIntent(db, pagoId, operationId, outcome);
     await db.query(
-      `INSERT INTO pagos (id, client_id, operation_id, numero_orden, monto, moneda, estado, creado_en, actualizado_en)
-       VALUES ($1, 'alice', $2, $3, 1999, 'EUR', 'PENDIENTE', now() - interval '1 hour', now() - interval '1 hour')`,
-      [randomUUID(), operationId, orden],
+      `INSERT INTO pagos (id, client_id, operation_id, numero_orden, monto, moneda, estado, gateway_charge_id, creado_en, actualizado_en)
+       VALUES ($1, 'alice', $2, $3, 1999, 'EUR', 'PENDIENTE', $4, now() - interval '1 hour', now() - interval '1 hour')`,
+      [pagoId, operationId, orden, intentId],
     );
     await db.query(
       `INSERT INTO idempotency_keys (scope, key, request_hash, status, operation_id, lock_token, locked_at, created_at, expires_at)
        VALUES ('alice', $1, repeat('a', 64), 'in_flight', $2, gen_random_uuid(), now() - interval '1 hour', now() - interval '1 hour', now() + interval '1 day')`,
       [randomUUID(), operationId],
     );
-    if (outcome !== 'none') {
-      await db.query(
-        `INSERT INTO simulated_gateway_charges (charge_key, id, amount, currency, outcome) VALUES ($1, gen_random_uuid(), 1999, 'EUR', $2)`,
-        [`pagos-${operationId}`, outcome],
-      );
-    }
   }
   return outcomes;
+}
+
+const DECLINE = { type: 'card_error', code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' };
+
+/** A confirmed intent at the local processor: succeeded with its charge, or declined. */
+async function insertIntent(db: pg.Client, pagoId: string, operationId: string, outcome: 'approved' | 'declined'): Promise<string> {
+  const intentId = `pi_stale${operationId.replaceAll('-', '').slice(0, 16)}`;
+  const chargeId = outcome === 'approved' ? `ch_stale${operationId.replaceAll('-', '').slice(0, 16)}` : null;
+  await db.query(
+    `INSERT INTO procesador_local.payment_intents (id, amount, currency, status, payment_method, payment_method_types, last_payment_error, metadata, latest_charge)
+     VALUES ($1, 1999, 'eur', $2, 'pm_card_visa', '["card"]', $3, $4, $5)`,
+    [intentId, outcome === 'approved' ? 'succeeded' : 'requires_payment_method', outcome === 'declined' ? DECLINE : null, { pago_id: pagoId, operation_id: operationId }, chargeId],
+  );
+  if (chargeId) await db.query(`INSERT INTO procesador_local.charges (id, payment_intent, amount) VALUES ($1, $2, 1999)`, [chargeId, intentId]);
+  return intentId;
 }

@@ -11,14 +11,14 @@ import { waitUntil } from '../support/waiting.js';
 /**
  * Refunds whose service process is SIGKILLed mid-flight: a retry with the same key takes the claim
  * over and resumes the operation, or nobody retries and the reconciler of a surviving process
- * settles it. Real: service processes, SIGKILL, the simulated processor's ledger, PostgreSQL.
+ * settles it. Real: service processes (each with its local processor), SIGKILL, PostgreSQL.
  * Abandonment is dated back in SQL instead of waiting out the lock timeout.
  */
 
 describe('refunds interrupted by a crash are refunded at most once', () => {
   const crash = survivorAndVictims('abandoned_refunds');
 
-  const REFUNDED = `SELECT 1 FROM simulated_gateway_refunds g JOIN reembolsos r ON g.refund_key = 'reembolso-' || r.operation_id WHERE r.pago_id = $1`;
+  const REFUNDED = `SELECT 1 FROM procesador_local.refunds g JOIN reembolsos r ON g.metadata->>'operation_id' = r.operation_id WHERE r.pago_id = $1`;
   const STARTED = `SELECT 1 FROM reembolsos WHERE pago_id = $1`;
 
   /** A refund of 400 sent to a process that is SIGKILLed once `marker` (SQL, $1 = payment) holds; its reconciler never runs. */

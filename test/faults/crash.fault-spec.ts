@@ -5,6 +5,7 @@ import { sendWithRetries } from '../../examples/client/send-with-retries.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
 import { nuevoPago, postPago, type HttpResult, type PagoBody } from '../support/http.js';
+import { chargesOfPagoSql, countCharges } from '../support/ledger.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { waitUntil } from '../support/waiting.js';
@@ -48,13 +49,13 @@ describe('a crash with requests in flight', () => {
     const charged = operations.slice(0, PER_WAVE);
     const notYetCharged = operations.slice(PER_WAVE);
     const lost = charged.map((operation) => send(doomed.baseUrl, operation).catch(() => undefined));
-    await waitUntil(async () => (await count(`SELECT count(*)::int AS n FROM simulated_gateway_charges`, [])) === PER_WAVE);
+    await waitUntil(async () => (await countCharges(db)) === PER_WAVE);
     lost.push(...notYetCharged.map((operation) => send(doomed.baseUrl, operation).catch(() => undefined)));
     await waitUntil(async () => (await count(`SELECT count(*)::int AS n FROM idempotency_keys WHERE status = 'in_flight'`, [])) === PER_WAVE * 2);
     await doomed.stop('SIGKILL');
     await Promise.all(lost);
 
-    const chargesAtCrash = await count(`SELECT count(*)::int AS n FROM simulated_gateway_charges`, []);
+    const chargesAtCrash = await countCharges(db);
     const stuckAtCrash = await count(`SELECT count(*)::int AS n FROM idempotency_keys WHERE status = 'in_flight'`, []);
     expect(stuckAtCrash).toBe(PER_WAVE * 2);
 
@@ -66,7 +67,7 @@ describe('a crash with requests in flight', () => {
     );
     const recoveryMs = Date.now() - startedAt;
     const attempts = outcomes.reduce((sum, outcome) => sum + outcome.attempts, 0);
-    const charges = await count(`SELECT count(*)::int AS n FROM simulated_gateway_charges`, []);
+    const charges = await countCharges(db);
     console.log(
       `crash: operations=${operations.length} chargedBeforeKill=${chargesAtCrash} stuckKeys=${stuckAtCrash} retryAttempts=${attempts} charges=${charges} recoveryMs=${recoveryMs}`,
     );
@@ -75,8 +76,7 @@ describe('a crash with requests in flight', () => {
     expect(charges).toBe(operations.length);
     for (const [index, { key, body }] of operations.entries()) {
       const approved = await count(
-        `SELECT count(*)::int AS n FROM pagos p JOIN simulated_gateway_charges c ON c.id::text = p.gateway_charge_id
-          WHERE p.numero_orden = $1 AND p.estado = 'APROBADO' AND c.outcome = 'approved'`,
+        `SELECT ${chargesOfPagoSql('p')} AS n FROM pagos p WHERE p.numero_orden = $1 AND p.estado = 'APROBADO'`,
         [body.numeroOrden],
       );
       expect(approved).toBe(1);

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { sendWithRetries } from '../../examples/client/send-with-retries.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
-import { countCharges } from '../support/ledger.js';
+import { chargesOfPagoSql, countCharges } from '../support/ledger.js';
 import { type HttpResult, nuevoPago, type PagoBody, postPago } from '../support/http.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -190,8 +190,7 @@ async function expectExactlyOnce(db: pg.Client, operations: readonly Operation[]
   const { rows } = await db.query(
     `SELECT o.numero_orden AS "numeroOrden",
             (SELECT count(*)::int FROM pagos p WHERE p.client_id = $2 AND p.numero_orden = o.numero_orden) AS pagos,
-            (SELECT count(*)::int FROM pagos p JOIN simulated_gateway_charges c ON c.charge_key = 'pagos-' || p.operation_id
-              WHERE p.client_id = $2 AND p.numero_orden = o.numero_orden AND c.outcome = 'approved') AS charges,
+            (SELECT coalesce(sum(${chargesOfPagoSql('p')}), 0)::int FROM pagos p WHERE p.client_id = $2 AND p.numero_orden = o.numero_orden) AS charges,
             (SELECT string_agg(p.estado, ',') FROM pagos p WHERE p.client_id = $2 AND p.numero_orden = o.numero_orden) AS estados
        FROM unnest($1::text[]) AS o(numero_orden) ORDER BY 1`,
     [operations.map((op) => op.body.numeroOrden), ALICE.clientId],
@@ -213,7 +212,7 @@ async function expectNothingHalfDone(db: pg.Client, operations: readonly Operati
 }
 
 function chargesOf(db: pg.Client, operations: readonly Operation[]): Promise<number> {
-  return countCharges(db, `charge_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE client_id = $1 AND numero_orden = ANY($2::text[]))`, [
+  return countCharges(db, `operation_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE client_id = $1 AND numero_orden = ANY($2::text[]))`, [
     ALICE.clientId, operations.map((op) => op.body.numeroOrden),
   ]);
 }

@@ -96,7 +96,7 @@ describe('hostile input is always a 4xx problem that stores nothing and charges 
   /** Keys (any status), completed keys and charges: a refused request must leave all three as they were. */
   async function ledger(): Promise<Ledger> {
     const { rows } = await db.query(`SELECT (SELECT count(*) FROM idempotency_keys)::int AS keys,
-      (SELECT count(*) FROM idempotency_keys WHERE status = 'completed')::int AS completed, (SELECT count(*) FROM simulated_gateway_charges)::int AS charges`);
+      (SELECT count(*) FROM idempotency_keys WHERE status = 'completed')::int AS completed, (SELECT count(*) FROM procesador_local.charges)::int AS charges`);
     return rows[0];
   }
 

@@ -8,7 +8,7 @@ import { countCharges, countPagos, keyRow } from '../support/ledger.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 
 // Real: the built app as OS processes (their output captured), HTTP, PostgreSQL.
-// The only stand-in is the simulated processor (tok_decline declines, tok_error fails) with its latency knob.
+// The processor is the local one (tok_decline declines, tok_error fails) with its latency knob.
 const PROBLEMS = 'https://pagos.dev/problems/';
 
 describe("client isolation: B can neither replay, probe nor block A's keys (real app, real PostgreSQL)", () => {

@@ -1,10 +1,30 @@
 import type pg from 'pg';
 import { waitUntil } from './waiting.js';
 
-/** How many charges the simulated processor made: the number that must never exceed the operations. */
+/**
+ * The local processor's charges (one row per successful confirmation, in its schema of the same
+ * database), each with the amount and the base key of the operation that made it
+ * (`operation_key = 'pagos-' || pagos.operation_id`), for `where` to filter on.
+ */
+const PROCESSOR_CHARGES = `
+  SELECT c.id, c.amount, c.payment_intent, 'pagos-' || (pi.metadata->>'operation_id') AS operation_key
+    FROM procesador_local.charges c JOIN procesador_local.payment_intents pi ON pi.id = c.payment_intent`;
+
+/** SQL for the number of charges the processor made for payment row `alias` (of `pagos`), for a query's select list. */
+export function chargesOfPagoSql(alias: string): string {
+  return `(SELECT count(*)::int FROM procesador_local.charges c JOIN procesador_local.payment_intents pi ON pi.id = c.payment_intent
+            WHERE pi.metadata->>'operation_id' = ${alias}.operation_id)`;
+}
+
+/** How many charges the processor made: the number that must never exceed the operations. */
 export async function countCharges(db: pg.Client, where = 'true', params: unknown[] = []): Promise<number> {
-  const { rows } = await db.query(`SELECT count(*)::int AS n FROM simulated_gateway_charges WHERE ${where}`, params);
+  const { rows } = await db.query(`SELECT count(*)::int AS n FROM (${PROCESSOR_CHARGES}) charges WHERE ${where}`, params);
   return rows[0].n;
+}
+
+/** The charges the processor made for one order's payments. */
+export function countChargesOfOrder(db: pg.Client, numeroOrden: string): Promise<number> {
+  return countCharges(db, `operation_key IN (SELECT 'pagos-' || operation_id FROM pagos WHERE numero_orden = $1)`, [numeroOrden]);
 }
 
 export async function countPagos(db: pg.Client, where = 'true', params: unknown[] = []): Promise<number> {

@@ -12,23 +12,23 @@ export async function pagoAprobado(baseUrl: string, client: TestClient, monto = 
   return paid.json.id;
 }
 
-/** A payment's refund totals on both sides: our counters, our rows, and the simulated processor's ledger. */
+/** A payment's refund totals on both sides: our counters, our rows, and the local processor's refunds of its intent. */
 export async function refundTotals(db: pg.Client, pagoId: string): Promise<{ reservado: number; reembolsado: number; aprobados: number; procesador: number }> {
   const { rows } = await db.query(
     `SELECT p.monto_reservado_reembolsos::int AS reservado, p.monto_reembolsado::int AS reembolsado,
             (SELECT coalesce(sum(monto), 0)::int FROM reembolsos r WHERE r.pago_id = p.id AND r.estado = 'APROBADO') AS aprobados,
-            (SELECT coalesce(sum(amount), 0)::int FROM simulated_gateway_refunds g WHERE g.charge_id::text = p.gateway_charge_id) AS procesador
+            (SELECT coalesce(sum(amount), 0)::int FROM procesador_local.refunds g WHERE g.payment_intent = p.gateway_charge_id) AS procesador
        FROM pagos p WHERE p.id = $1`,
     [pagoId],
   );
   return rows[0];
 }
 
-/** The refunds the processor recorded under one key's operation (`reembolso-<operationId>`). */
+/** The refunds the processor made for one key's operation (found by their metadata, as the service finds them). */
 export async function processorRefundsOf(db: pg.Client, client: TestClient, key: string): Promise<{ amount: number }[]> {
   const row = await keyRow(db, client.clientId, key);
   if (!row) return [];
-  const { rows } = await db.query('SELECT amount::int FROM simulated_gateway_refunds WHERE refund_key = $1', [`reembolso-${row.operation_id}`]);
+  const { rows } = await db.query(`SELECT amount::int FROM procesador_local.refunds WHERE metadata->>'operation_id' = $1`, [row.operation_id]);
   return rows;
 }
 

@@ -27,7 +27,9 @@ export const CrearPagoDto = z
       .max(255, { error: 'token must be at most 255 characters' })
       .regex(/^[\x21-\x7e]+$/, { error: 'token must be printable ASCII without spaces' })
       .meta({
-        description: "The payment-method token from the processor's client SDK; never stored. The simulator declines `tok_decline` and fails on `tok_error`.",
+        description:
+          "What the mobile SDK gives: a PaymentMethod id (`pm_…`) or a legacy card token (`tok_…`), as Stripe accepts them; never stored. " +
+          'Stripe test values work (`pm_card_visa`, `pm_card_chargeDeclined`, `tok_visa`); the local processor also declines `tok_decline` and fails on `tok_error`.',
         example: 'tok_visa',
       }),
   })

@@ -12,7 +12,7 @@ export const CrearReembolsoDto = z
       .min(1, { error: 'monto must be at least 1' })
       .max(MONTO_MAXIMO, { error: `monto must be at most ${MONTO_MAXIMO}` })
       .meta({
-        description: 'Amount to give back in minor units (cents): 500 is 5.00. Never a decimal; at most what the payment still has to refund. The simulator fails refunds of exactly 13.',
+        description: 'Amount to give back in minor units (cents): 500 is 5.00. Never a decimal; at most what the payment still has to refund. The local processor fails refunds of exactly 13 (a processor failure that refunds nothing).',
         example: 500,
       }),
     motivo: z

@@ -1,0 +1,146 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type pg from 'pg';
+import { DataSource } from 'typeorm';
+import { pgPoolOf, queryRows } from '../database/query-rows.js';
+import { GatewayIndeterminateError, type IntentState, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
+import { type PasoProcesador, processorKeyOf } from './pago.entity.js';
+import { type MotivoRechazo, ProcesadorSinRespuestaError } from './pagos.errors.js';
+import { REGISTRAR_INTENT, SIGUIENTE_INTENTO } from './pagos.sql.js';
+
+/** A PENDIENTE payment about to be charged: what INICIAR_PAGO returns, and its intent when it resumes. */
+export interface PagoEnCurso {
+  readonly id: string;
+  readonly operationId: string;
+  readonly monto: number;
+  readonly moneda: string;
+  /** The processor's intent a previous attempt recorded; null until one is. */
+  readonly intentId: string | null;
+  readonly intento: number;
+}
+
+/** What the processor did: charged, declined, or failed without charging (a processing error). */
+export type Cobro =
+  | { readonly estado: 'APROBADO'; readonly intentId: string }
+  | { readonly estado: 'RECHAZADO'; readonly intentId: string; readonly motivo: MotivoRechazo }
+  | { readonly estado: 'FALLIDO'; readonly intentId: string };
+
+/**
+ * Charges a payment through a processor intent, once, with only what the processor offers: the
+ * intent is created with our parameters alone and its id recorded before it is confirmed; a resumed
+ * attempt retrieves it by that id and goes on from what it says. Whatever the processor leaves
+ * unknown is a {@link ProcesadorSinRespuestaError}: the payment stays PENDIENTE for the retry or the
+ * reconciler, which ask before they act.
+ */
+@Injectable()
+export class Cobros {
+  private readonly pool: pg.Pool;
+
+  constructor(
+    dataSource: DataSource,
+    @Inject(PAYMENT_GATEWAY) private readonly gateway: PaymentGateway,
+  ) {
+    this.pool = pgPoolOf(dataSource);
+  }
+
+  async cobrar(pago: PagoEnCurso, paymentToken: string): Promise<Cobro> {
+    let enCurso = pago;
+    if (enCurso.intentId) {
+      const state = await this.ask(() => this.gateway.retrieveIntent(enCurso.intentId!));
+      const cobro = await this.settledBy(enCurso, state);
+      if (cobro) return cobro;
+      // Canceled (the reconciler gave up on it): nothing was charged; this attempt starts a new intent.
+      if (state.status === 'canceled') enCurso = await this.nextAttempt(enCurso, false);
+    }
+    const intentId = enCurso.intentId ?? (await this.createIntent(enCurso));
+    return this.confirm({ ...enCurso, intentId }, paymentToken);
+  }
+
+  private async createIntent(pago: PagoEnCurso): Promise<string> {
+    const metadata = { pago_id: pago.id, operation_id: pago.operationId };
+    const state = await this.ask(
+      () => this.gateway.createIntent({ key: keyOf(pago, 'create'), amount: pago.monto, currency: pago.moneda, metadata }),
+      // An intent with no payment method moves no money: a creation lost behind a 5xx is left alone.
+      () => this.nextAttempt(pago, false),
+    );
+    const [registrado] = await queryRows(this.pool, REGISTRAR_INTENT, [pago.id, state.id, pago.intento]);
+    // Settled or moved on by another attempt since we read it: this one confirms nothing.
+    if (!registrado) throw new ProcesadorSinRespuestaError();
+    return state.id;
+  }
+
+  private async confirm(pago: PagoEnCurso & { intentId: string }, paymentToken: string): Promise<Cobro> {
+    let state: IntentState;
+    try {
+      state = await this.gateway.confirmIntent({ key: keyOf(pago, 'confirm'), intentId: pago.intentId, paymentToken });
+    } catch (error) {
+      if (!(error instanceof GatewayIndeterminateError)) throw error;
+      return this.afterUnknownConfirmation(pago, error);
+    }
+    if (state.status === 'failed') return { estado: 'FALLIDO', intentId: state.id };
+    const cobro = await this.settledBy(pago, state);
+    // Confirmed, yet neither charged nor refused: the intent was canceled under us (the reconciler).
+    if (!cobro) throw new ProcesadorSinRespuestaError();
+    return cobro;
+  }
+
+  /**
+   * The confirmation's outcome is unknown: the intent, retrieved by id, says what it did. Still
+   * waiting for one, after a 5xx the processor keeps under the key: the next attempt confirms
+   * under a new key (the intent itself charges at most once, whatever the keys).
+   */
+  private async afterUnknownConfirmation(pago: PagoEnCurso & { intentId: string }, error: GatewayIndeterminateError): Promise<Cobro> {
+    const state = await this.ask(() => this.gateway.retrieveIntent(pago.intentId));
+    const cobro = await this.settledBy(pago, state);
+    if (cobro) return cobro;
+    if (error.replaysFailure && state.status !== 'canceled') await this.nextAttempt(pago, true);
+    throw new ProcesadorSinRespuestaError();
+  }
+
+  /** A state that settles the payment; undefined while nothing is charged and it can still be confirmed (or was canceled). */
+  private async settledBy(pago: PagoEnCurso, state: IntentState): Promise<Cobro | undefined> {
+    switch (state.status) {
+      case 'succeeded':
+        return { estado: 'APROBADO', intentId: state.id };
+      case 'declined':
+        return { estado: 'RECHAZADO', intentId: state.id, motivo: 'tarjeta' };
+      case 'requires_action':
+        return this.refuseAuthentication(pago, state.id);
+      case 'processing':
+        throw new ProcesadorSinRespuestaError();
+      default:
+        return undefined;
+    }
+  }
+
+  /** Customer authentication is later work: the intent is canceled and the payment declined, unless it moved on meanwhile. */
+  private async refuseAuthentication(pago: PagoEnCurso, intentId: string): Promise<Cobro | undefined> {
+    const state = await this.ask(() => this.gateway.cancelIntent(intentId, keyOf(pago, 'cancel')));
+    if (state.status === 'canceled') return { estado: 'RECHAZADO', intentId, motivo: 'autenticacion' };
+    return state.status === 'requires_action' ? undefined : this.settledBy(pago, state);
+  }
+
+  /** The attempt after `pago`'s: new keys, keeping its intent or not. No row: another attempt moved it first. */
+  private async nextAttempt(pago: PagoEnCurso, keepIntent: boolean): Promise<PagoEnCurso> {
+    const [next] = await queryRows<{ intento: number }>(this.pool, SIGUIENTE_INTENTO, [pago.id, pago.intento, keepIntent]);
+    if (!next) throw new ProcesadorSinRespuestaError();
+    return { ...pago, intento: next.intento, intentId: keepIntent ? pago.intentId : null };
+  }
+
+  /**
+   * A processor call whose unknown outcome becomes a 503 for the client; `onReplayedFailure` runs
+   * first when the processor answered a 5xx it keeps under the call's key.
+   */
+  private async ask<T>(call: () => Promise<T>, onReplayedFailure?: () => Promise<unknown>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      if (!(error instanceof GatewayIndeterminateError)) throw error;
+      if (error.replaysFailure) await onReplayedFailure?.();
+      throw new ProcesadorSinRespuestaError();
+    }
+  }
+}
+
+function keyOf(pago: PagoEnCurso, paso: PasoProcesador): string {
+  return processorKeyOf(pago.operationId, pago.intento, paso);
+}
