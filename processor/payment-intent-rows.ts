@@ -19,6 +19,7 @@ export interface IntentRow {
   status: IntentStatus;
   payment_method: string | null;
   payment_method_types: string[];
+  automatic_payment_methods: Record<string, unknown> | null;
   last_payment_error: Record<string, string> | null;
   metadata: Record<string, string>;
   description: string | null;
@@ -35,6 +36,8 @@ export interface NewIntent {
   status: IntentStatus;
   paymentMethod: string | null;
   paymentMethodTypes: string[];
+  /** `{ enabled: true, allow_redirects? }` when the client let Stripe choose; null when it listed the types. */
+  automaticPaymentMethods: Record<string, unknown> | null;
   metadata: Record<string, string>;
   description: string | null;
 }
@@ -43,9 +46,19 @@ const INTENTS = `${SCHEMA}.payment_intents`;
 
 export async function insertIntent(db: Queryable, intent: NewIntent): Promise<IntentRow> {
   const { rows } = await db.query(
-    `INSERT INTO ${INTENTS} (id, amount, currency, status, payment_method, payment_method_types, metadata, description)
-     VALUES ($1::text, $2::bigint, $3::text, $4::text, $5::text, $6::jsonb, $7::jsonb, $8::text) RETURNING *`,
-    [intent.id, intent.amount, intent.currency, intent.status, intent.paymentMethod, JSON.stringify(intent.paymentMethodTypes), JSON.stringify(intent.metadata), intent.description],
+    `INSERT INTO ${INTENTS} (id, amount, currency, status, payment_method, payment_method_types, automatic_payment_methods, metadata, description)
+     VALUES ($1::text, $2::bigint, $3::text, $4::text, $5::text, $6::jsonb, $7::jsonb, $8::jsonb, $9::text) RETURNING *`,
+    [
+      intent.id,
+      intent.amount,
+      intent.currency,
+      intent.status,
+      intent.paymentMethod,
+      JSON.stringify(intent.paymentMethodTypes),
+      intent.automaticPaymentMethods && JSON.stringify(intent.automaticPaymentMethods),
+      JSON.stringify(intent.metadata),
+      intent.description,
+    ],
   );
   return rows[0];
 }
@@ -100,6 +113,8 @@ export function intentObject(row: IntentRow): Record<string, unknown> {
     currency: row.currency,
     status: row.status,
     payment_method: row.payment_method,
+    allowed_payment_method_types: row.automatic_payment_methods ? null : row.payment_method_types,
+    automatic_payment_methods: row.automatic_payment_methods,
     payment_method_types: row.payment_method_types,
     last_payment_error: row.last_payment_error,
     next_action: row.status === 'requires_action' ? { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect' } } : null,

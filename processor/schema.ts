@@ -23,6 +23,7 @@ const STATEMENTS = [
      status text NOT NULL CHECK (status IN ('requires_payment_method', 'requires_confirmation', 'requires_action', 'succeeded', 'canceled')),
      payment_method text NULL,
      payment_method_types jsonb NOT NULL,
+     automatic_payment_methods jsonb NULL,
      last_payment_error jsonb NULL,
      metadata jsonb NOT NULL DEFAULT '{}',
      description text NULL,
