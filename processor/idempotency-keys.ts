@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Answer } from './answers.js';
 import { SCHEMA } from './schema.js';
+import { INSTANCE_ALIVE } from './instance-liveness.js';
 import type { Queryable } from './transaction.js';
 
 /**
@@ -9,8 +10,9 @@ import type { Queryable } from './transaction.js';
  * Glossary: a key is *claimed* (row inserted `in_flight`, `locked_at = now()`) by the request that
  * will execute; `locked_at` as text is its *lock token*; the claim is *completed* with the stored
  * answer in the same transaction as the business write, fenced on the token; it is *released*
- * (row deleted) when the request was refused before doing anything; an `in_flight` row whose
- * `locked_at` is older than STALE_CLAIM_SECONDS belonged to a crashed instance and may be *taken over*.
+ * (row deleted) when the request was refused before doing anything; an `in_flight` row is *stale*,
+ * and may be *taken over*, when the instance that claimed it is gone (see instance-liveness.ts) or
+ * its `locked_at` is older than STALE_CLAIM_SECONDS (an instance alive but stuck).
  */
 
 // Longer than any request takes here (lock_timeout 5 s, statement_timeout 15 s, plus injected
@@ -21,6 +23,9 @@ export interface Lease {
   readonly key: string;
   readonly lockToken: string;
 }
+
+/** Whether claim row `k` can be taken over ($2 = STALE_CLAIM_SECONDS). */
+const STALE = `(NOT ${INSTANCE_ALIVE('k.instance')} OR k.locked_at < now() - make_interval(secs => $2::int))`;
 
 export type ExistingKey =
   | { readonly state: 'completed'; readonly requestHash: string; readonly answer: Answer }
@@ -47,12 +52,12 @@ function canonicalJson(value: unknown): string {
  * absent → in_flight. Two requests with one key race on the primary key: exactly one gets a row
  * back. Zero rows: the key exists; look at it with `findKey`.
  */
-export async function claimKey(db: Queryable, key: string, hash: string): Promise<Lease | undefined> {
+export async function claimKey(db: Queryable, key: string, hash: string, instance: number): Promise<Lease | undefined> {
   const { rows } = await db.query(
-    `INSERT INTO ${SCHEMA}.idempotency_keys (key, request_hash, status, locked_at) VALUES ($1::text, $2::text, 'in_flight', now())
+    `INSERT INTO ${SCHEMA}.idempotency_keys (key, request_hash, status, locked_at, instance) VALUES ($1::text, $2::text, 'in_flight', now(), $3::int)
      ON CONFLICT (key) DO NOTHING
      RETURNING locked_at::text AS lock_token`,
-    [key, hash],
+    [key, hash, instance],
   );
   return rows[0] ? { key, lockToken: rows[0].lock_token } : undefined;
 }
@@ -60,9 +65,8 @@ export async function claimKey(db: Queryable, key: string, hash: string): Promis
 /** Reads a key that `claimKey` found taken. Staleness is judged by PostgreSQL's clock. */
 export async function findKey(db: Queryable, key: string): Promise<ExistingKey> {
   const { rows } = await db.query(
-    `SELECT status, request_hash, response_status, response_body,
-            locked_at < now() - make_interval(secs => $2::int) AS stale
-       FROM ${SCHEMA}.idempotency_keys WHERE key = $1::text`,
+    `SELECT status, request_hash, response_status, response_body, ${STALE} AS stale
+       FROM ${SCHEMA}.idempotency_keys k WHERE key = $1::text`,
     [key, STALE_CLAIM_SECONDS],
   );
   const row = rows[0];
@@ -76,15 +80,14 @@ export async function findKey(db: Queryable, key: string): Promise<ExistingKey> 
 /**
  * in_flight (stale) → in_flight (ours). Two instances finding one stale claim both try: the WHERE
  * re-checks staleness on the row they queue for, so the second sees the first's fresh `locked_at`
- * and gets zero rows (someone else holds it now).
+ * and live instance and gets zero rows (someone else holds it now).
  */
-export async function takeOverStaleKey(db: Queryable, key: string, hash: string): Promise<Lease | undefined> {
+export async function takeOverStaleKey(db: Queryable, key: string, hash: string, instance: number): Promise<Lease | undefined> {
   const { rows } = await db.query(
-    `UPDATE ${SCHEMA}.idempotency_keys SET locked_at = now()
-      WHERE key = $1::text AND request_hash = $2::text AND status = 'in_flight'
-        AND locked_at < now() - make_interval(secs => $3::int)
+    `UPDATE ${SCHEMA}.idempotency_keys k SET locked_at = now(), instance = $4::int
+      WHERE key = $1::text AND request_hash = $3::text AND status = 'in_flight' AND ${STALE}
       RETURNING locked_at::text AS lock_token`,
-    [key, hash, STALE_CLAIM_SECONDS],
+    [key, STALE_CLAIM_SECONDS, hash, instance],
   );
   return rows[0] ? { key, lockToken: rows[0].lock_token } : undefined;
 }

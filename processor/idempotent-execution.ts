@@ -7,6 +7,8 @@ import { inTransaction, type Queryable } from './transaction.js';
 
 export interface ExecutionContext {
   readonly pool: pg.Pool;
+  /** This instance, as its claims name it (see instance-liveness.ts). */
+  readonly instance: number;
   readonly faults: FaultInjector;
   /** How long a money-moving call takes: half before its work, half between commit and answer. */
   readonly latencyMs: number;
@@ -47,13 +49,13 @@ export async function execute(context: ExecutionContext, request: OperationReque
   if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
     return firstAnswer(errorAnswer(400, { type: 'invalid_request_error', message: `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters long.` }));
   }
-  const claim = await claimOrAnswer(context.pool, key, requestHash(request.method, request.path, request.params));
+  const claim = await claimOrAnswer(context, key, requestHash(request.method, request.path, request.params));
   return claim.kind === 'claimed' ? executeOnce(context, request, work, claim.lease) : claim.delivery;
 }
 
-async function claimOrAnswer(pool: pg.Pool, key: string, hash: string): Promise<Claim> {
+async function claimOrAnswer({ pool, instance }: ExecutionContext, key: string, hash: string): Promise<Claim> {
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-    const lease = await claimKey(pool, key, hash);
+    const lease = await claimKey(pool, key, hash, instance);
     if (lease) return { kind: 'claimed', lease };
     const existing = await findKey(pool, key);
     if (existing.state === 'absent') continue;
@@ -63,7 +65,7 @@ async function claimOrAnswer(pool: pg.Pool, key: string, hash: string): Promise<
     }
     if (!existing.stale) return { kind: 'answered', delivery: firstAnswer(keyInUse(key)) };
     if (existing.requestHash !== hash) return { kind: 'answered', delivery: firstAnswer(idempotencyMismatch(key)) };
-    const takenOver = await takeOverStaleKey(pool, key, hash);
+    const takenOver = await takeOverStaleKey(pool, key, hash, instance);
     if (takenOver) return { kind: 'claimed', lease: takenOver };
   }
   return { kind: 'answered', delivery: firstAnswer(keyInUse(key)) };

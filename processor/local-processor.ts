@@ -3,6 +3,7 @@ import pg from 'pg';
 import { ConnectionRefusal } from './connection-refusal.js';
 import { FaultInjector } from './faults.js';
 import { buildServer } from './http-server.js';
+import { holdInstanceLock, type InstanceLiveness } from './instance-liveness.js';
 import { createSchemaIfMissing } from './schema.js';
 
 /**
@@ -33,7 +34,7 @@ export interface LocalProcessor {
   close(): Promise<void>;
 }
 
-// A development stand-in serving a handful of concurrent requests; the service needs its own connections.
+// A development stand-in: a request holds a connection only for its statements (never through its latency).
 const POOL_SIZE = 5;
 
 /**
@@ -51,10 +52,12 @@ export async function startLocalProcessor(options: LocalProcessorOptions): Promi
   // An idle connection dropped by the server (restart, failover) must not crash the process.
   pool.on('error', (error) => log(`idle database connection lost: ${error.message}`));
   let refusal: ConnectionRefusal | undefined;
+  let liveness: InstanceLiveness | undefined;
   try {
     await createSchemaIfMissing(pool);
+    liveness = await holdInstanceLock(options.databaseUrl, log);
     const app = await buildServer({
-      context: { pool, faults: new FaultInjector(), latencyMs: options.latencyMs ?? 0, log },
+      context: { pool, instance: liveness.instance, faults: new FaultInjector(), latencyMs: options.latencyMs ?? 0, log },
       faultInjection: options.faultInjection ?? false,
       refuseConnections: (ms) => refusal?.refuseFor(ms),
     });
@@ -69,9 +72,11 @@ export async function startLocalProcessor(options: LocalProcessorOptions): Promi
         refusal!.stop();
         await app.close();
         await pool.end();
+        await liveness!.close();
       },
     };
   } catch (error) {
+    await liveness?.close().catch(() => undefined);
     await pool.end().catch(() => undefined);
     throw error;
   }

@@ -61,6 +61,7 @@ const STATEMENTS = [
      request_hash text NOT NULL,
      status text NOT NULL CHECK (status IN ('in_flight', 'completed')),
      locked_at timestamptz NOT NULL,
+     instance int NOT NULL,
      response_status int NULL,
      response_body text NULL,
      created timestamptz NOT NULL DEFAULT now(),

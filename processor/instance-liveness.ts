@@ -1,0 +1,41 @@
+import { randomInt } from 'node:crypto';
+import pg from 'pg';
+
+/**
+ * Which processor instances are alive, as PostgreSQL sees them: each holds a session advisory lock
+ * named after itself, on a connection of its own, for as long as it runs. A claim names the instance
+ * that made it; when that instance dies its connection closes, the lock goes with it, and nothing
+ * the instance had not committed ever will be. So its claims can be taken over at once, the way a
+ * request to Stripe that never finished executing can be sent again — not after a timeout.
+ */
+
+// The first half of the two-key advisory lock: this processor's namespace (its other locks use the one-key form).
+const INSTANCE_LOCK_CLASS = 7306;
+
+/** SQL: whether the instance in `column` still holds its lock. */
+export function INSTANCE_ALIVE(column: string): string {
+  return `EXISTS (SELECT 1 FROM pg_locks l
+                   WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = ${INSTANCE_LOCK_CLASS}
+                     AND l.objid = ${column}::oid AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))`;
+}
+
+export interface InstanceLiveness {
+  readonly instance: number;
+  close(): Promise<void>;
+}
+
+/** Takes this instance's lock on a connection of its own, held until `close`. */
+export async function holdInstanceLock(databaseUrl: string, log: (line: string) => void): Promise<InstanceLiveness> {
+  const instance = randomInt(1, 2 ** 31 - 1);
+  const client = new pg.Client({ connectionString: databaseUrl });
+  // Losing it would make this instance's claims look abandoned; its completions are fenced, so nothing runs twice.
+  client.on('error', (error) => log(`instance lock connection lost: ${error.message}`));
+  await client.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1::int, $2::int)', [INSTANCE_LOCK_CLASS, instance]);
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw error;
+  }
+  return { instance, close: () => client.end() };
+}
