@@ -24,18 +24,56 @@ export interface InstanceLiveness {
   close(): Promise<void>;
 }
 
-/** Takes this instance's lock on a connection of its own, held until `close`. */
+// How soon a lost lock connection is opened again (the database restarting, a connection terminated).
+const RECONNECT_DELAY_MS = 200;
+
+/**
+ * Takes this instance's lock on a connection of its own, held until `close`. A lost connection is
+ * opened again and the lock taken again; meanwhile this instance's claims look abandoned and may be
+ * taken over, which its fenced completions make safe (the work of a claim taken over rolls back).
+ */
 export async function holdInstanceLock(databaseUrl: string, log: (line: string) => void): Promise<InstanceLiveness> {
   const instance = randomInt(1, 2 ** 31 - 1);
+  let closed = false;
+  let client = await lockedConnection(databaseUrl, instance);
+  const watch = (connection: pg.Client): void => {
+    connection.on('error', (error) => {
+      if (closed) return;
+      log(`instance lock connection lost (${error.message}); taking the lock again`);
+      void reconnect();
+    });
+  };
+  const reconnect = async (): Promise<void> => {
+    while (!closed) {
+      await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
+      try {
+        client = await lockedConnection(databaseUrl, instance);
+        watch(client);
+        return;
+      } catch {
+        // Still unreachable: try again.
+      }
+    }
+  };
+  watch(client);
+  return {
+    instance,
+    close: async () => {
+      closed = true;
+      await client.end().catch(() => undefined);
+    },
+  };
+}
+
+async function lockedConnection(databaseUrl: string, instance: number): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: databaseUrl });
-  // Losing it would make this instance's claims look abandoned; its completions are fenced, so nothing runs twice.
-  client.on('error', (error) => log(`instance lock connection lost: ${error.message}`));
+  client.on('error', () => undefined);
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1::int, $2::int)', [INSTANCE_LOCK_CLASS, instance]);
+    return client;
   } catch (error) {
     await client.end().catch(() => undefined);
     throw error;
   }
-  return { instance, close: () => client.end() };
 }

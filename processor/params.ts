@@ -7,7 +7,8 @@ import type { FormObject, FormValue } from './form-body.js';
  */
 
 // Stripe's ceiling for an amount in minor units (eight digits before the decimals of most currencies).
-export const MAX_AMOUNT = 999_999_999_999;
+// pagos's own bound (10^12 minor units); Stripe's is lower for most currencies (amount_too_large).
+export const MAX_AMOUNT = 1_000_000_000_000;
 
 /** Like Stripe, an unknown parameter is an error rather than silently ignored. */
 export function rejectUnknownParams(params: FormObject, allowed: readonly string[]): void {

@@ -16,7 +16,7 @@ async function bootstrap(): Promise<void> {
   const processor = await connectProcessor(config, databaseUrl);
   const app = await createApp({ ...config, databaseUrl, processor: processor.processor });
   const logger = new Logger('Bootstrap');
-  if (processor.local) logger.warn('no STRIPE_SECRET_KEY: payments go to the local processor, and no real money moves');
+  if (processor.local) logger.warn('no Stripe key configured: payments go to the local processor, and no real money moves');
 
   // Handled here rather than by Nest's shutdown hooks, which re-raise the signal and exit non-zero.
   // Installed before listening, so that no signal can arrive while nobody handles it.

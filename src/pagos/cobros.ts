@@ -5,7 +5,7 @@ import { pgPoolOf, queryRows } from '../database/query-rows.js';
 import { GatewayIndeterminateError, type IntentState, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
 import { type PasoProcesador, processorKeyOf } from './pago.entity.js';
 import { type MotivoRechazo, ProcesadorSinRespuestaError } from './pagos.errors.js';
-import { REGISTRAR_INTENT, SIGUIENTE_INTENTO } from './pagos.sql.js';
+import { ESTADO_DE_PAGO, REGISTRAR_INTENT, SIGUIENTE_INTENTO } from './pagos.sql.js';
 
 /** A PENDIENTE payment about to be charged: what INICIAR_PAGO returns, and its intent when it resumes. */
 export interface PagoEnCurso {
@@ -16,6 +16,14 @@ export interface PagoEnCurso {
   /** The processor's intent a previous attempt recorded; null until one is. */
   readonly intentId: string | null;
   readonly intento: number;
+}
+
+/**
+ * Another attempt of the operation settled the payment while this one worked (this one stalled past a
+ * takeover, or the reconciler gave up on it): the payment is read again, and this attempt charges nothing.
+ */
+export class PagoAsentadoError extends Error {
+  override readonly name = 'PagoAsentadoError';
 }
 
 /** What the processor did: charged, declined, or failed without charging (a processing error). */
@@ -63,8 +71,7 @@ export class Cobros {
       () => this.nextAttempt(pago, false),
     );
     const [registrado] = await queryRows(this.pool, REGISTRAR_INTENT, [pago.id, state.id, pago.intento]);
-    // Settled or moved on by another attempt since we read it: this one confirms nothing.
-    if (!registrado) throw new ProcesadorSinRespuestaError();
+    if (!registrado) throw await this.overtaken(pago);
     return state.id;
   }
 
@@ -122,8 +129,14 @@ export class Cobros {
   /** The attempt after `pago`'s: new keys, keeping its intent or not. No row: another attempt moved it first. */
   private async nextAttempt(pago: PagoEnCurso, keepIntent: boolean): Promise<PagoEnCurso> {
     const [next] = await queryRows<{ intento: number }>(this.pool, SIGUIENTE_INTENTO, [pago.id, pago.intento, keepIntent]);
-    if (!next) throw new ProcesadorSinRespuestaError();
+    if (!next) throw await this.overtaken(pago);
     return { ...pago, intento: next.intento, intentId: keepIntent ? pago.intentId : null };
+  }
+
+  /** Why a conditional write of this attempt matched nothing: settled by another (read it), or another attempt is on it. */
+  private async overtaken(pago: PagoEnCurso): Promise<Error> {
+    const [row] = await queryRows<{ estado: string }>(this.pool, ESTADO_DE_PAGO, [pago.id]);
+    return row?.estado === 'PENDIENTE' ? new ProcesadorSinRespuestaError() : new PagoAsentadoError();
   }
 
   /**

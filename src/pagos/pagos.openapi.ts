@@ -48,8 +48,11 @@ export function ApiCrearPago(): MethodDecorator {
       new RequestValidationError(['monto must be an integer amount in minor units (e.g. 1999 for 19.99)']),
       ...BODY_PROBLEMS,
       new PasarelaNoDisponibleError(),
-      new ProcesadorSinRespuestaError(),
       new RateLimitedError(30),
+      // A route-level 503 replaces the controller's: every 503 of this route is listed here.
+      new DatabaseUnavailableError(),
+      new ShuttingDownError(),
+      new ProcesadorSinRespuestaError(),
     ]),
     ApiProblems([new PagoRechazadoError(PAGO_RECHAZADO)], PagoRechazadoProblem),
     ApiProblems([new OrdenYaPagadaError('ORD-1001', PAGO_ID), new OrdenConPagoEnCursoError('ORD-1001', PAGO_ID)], OrdenEnConflictoProblem),

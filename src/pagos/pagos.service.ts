@@ -6,7 +6,7 @@ import { DataSource, Repository } from 'typeorm';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { type DeferredCommit, Transactions } from '../database/transactions.js';
-import { type Cobro, Cobros, type PagoEnCurso } from './cobros.js';
+import { type Cobro, Cobros, PagoAsentadoError, type PagoEnCurso } from './cobros.js';
 import type { CrearPagoDto } from './dto/crear-pago.dto.js';
 import { toPagoResponse } from './dto/pago.response.js';
 import { Pago } from './pago.entity.js';
@@ -50,7 +50,12 @@ export class PagosService {
     const inicio = await this.iniciar(command, operationId);
     if ('asentado' in inicio) return this.resultado(inicio.asentado);
     const pago = inicio.enCurso;
-    const cobro = await this.cobros.cobrar(pago, command.token);
+    const cobro = await this.cobros.cobrar(pago, command.token).catch(async (error: unknown) => {
+      if (!(error instanceof PagoAsentadoError)) throw error;
+      return undefined;
+    });
+    // Settled by another attempt: its outcome is the answer (and a stalled owner's completion fails its fence: 409).
+    if (!cobro) return this.resultado(await this.porOperacion(operationId));
     if (cobro.estado === 'FALLIDO') return this.fallar(pago);
     const cerrado = await this.transactions.runJoinable((db) => this.cerrar(db, pago, cobro), commit);
     return this.resultado(cerrado, cobro.estado === 'RECHAZADO' ? cobro.motivo : undefined);
@@ -74,8 +79,7 @@ export class PagosService {
       if (sqlStateOf(error) !== SQLSTATE.uniqueViolation) throw error;
       throw await this.conflictoDeOrden(command);
     }
-    const [existing] = await queryRows<PagoRow>(this.pool, PAGO_POR_OPERACION, [operationId]);
-    return { asentado: toPago(existing!) };
+    return { asentado: await this.porOperacion(operationId) };
   }
 
   private async conflictoDeOrden(command: CrearPagoCommand): Promise<Error> {
@@ -87,10 +91,14 @@ export class PagosService {
       : new OrdenConPagoEnCursoError(command.numeroOrden, activo.id);
   }
 
+  private async porOperacion(operationId: string): Promise<Pago> {
+    const [row] = await queryRows<PagoRow>(this.pool, PAGO_POR_OPERACION, [operationId]);
+    return toPago(row!);
+  }
+
   /** A resumed operation: where a previous attempt left its intent (rare, so read apart from the hot insert). */
   private async reanudado(operationId: string): Promise<PagoEnCurso> {
-    const [row] = await queryRows<PagoRow>(this.pool, PAGO_POR_OPERACION, [operationId]);
-    const pago = toPago(row!);
+    const pago = await this.porOperacion(operationId);
     return { id: pago.id, operationId, monto: pago.monto, moneda: pago.moneda, intentId: pago.gatewayChargeId, intento: pago.intentoProcesador };
   }
 

@@ -54,6 +54,8 @@ export const FALLAR_PAGO = `
    WHERE id = $1::uuid AND estado = 'PENDIENTE'
   RETURNING 1 AS fallido`;
 
+export const ESTADO_DE_PAGO = `SELECT estado FROM pagos WHERE id = $1::uuid`;
+
 export const PAGO_POR_OPERACION = `SELECT ${PAGO_COLUMNS} FROM pagos WHERE operation_id = $1::text`;
 
 export const PAGO_ACTIVO_DE_ORDEN = `

@@ -58,8 +58,11 @@ export function ApiCrearReembolso(): MethodDecorator {
       new RequestValidationError(['monto must be an integer amount in minor units (e.g. 500 for 5.00)']),
       ...BODY_PROBLEMS,
       new PasarelaNoDisponibleParaReembolsoError(),
-      new ProcesadorSinRespuestaError('refund'),
       new RateLimitedError(30),
+      // A route-level 503 replaces the controller's: every 503 of this route is listed here.
+      new DatabaseUnavailableError(),
+      new ShuttingDownError(),
+      new ProcesadorSinRespuestaError('refund'),
       new ReembolsoRechazadoError(PAGO_ID, 'Charge ch_3Q has already been refunded.'),
     ]),
     ApiProblems([new ReembolsoExcedePagoError(PAGO_ID, 1500, 1000)], ReembolsoExcedePagoProblem),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { ALICE } from '../support/clients.js';
-import { countCharges, insertExpiredKeys as insertExpired, keyRow } from '../support/ledger.js';
+import { insertExpiredKeys as insertExpired, keyRow } from '../support/ledger.js';
 import { nuevoPago, postPago } from '../support/http.js';
 import { openStore, type StoreHarness } from '../support/idempotency-store.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
@@ -44,19 +44,22 @@ describe('key expiry and purge', () => {
     expect(rows[0].ttl).toBe(TTL_SECONDS);
   });
 
+  const countIntents = async (): Promise<number> => (await db.query(`SELECT count(*)::int AS n FROM procesador_local.payment_intents`)).rows[0].n;
+
   it('an expired key is treated as unused on read, before any purge: the request runs as a new operation', async () => {
     const key = randomUUID();
     const body = nuevoPago({ token: 'tok_decline' });
     const first = await postPago(app.baseUrl, { client: ALICE, key, body });
     expect(first.status).toBe(402);
-    const charges = await countCharges(db);
+    const intents = await countIntents();
     await expire(key);
 
     const again = await postPago(app.baseUrl, { client: ALICE, key, body });
     expect(again.status).toBe(402);
     expect(again.headers.get('idempotent-replayed')).toBeNull();
     expect(again.json.pago.id).not.toBe(first.json.pago.id);
-    expect(await countCharges(db)).toBe(charges + 1);
+    // A new operation: a new intent at the processor, declined again.
+    expect(await countIntents()).toBe(intents + 1);
     const row = await keyRow(db, 'alice', key);
     expect(new Date(row!.expires_at).getTime()).toBeGreaterThan(Date.now());
   });

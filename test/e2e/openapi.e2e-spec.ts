@@ -20,7 +20,7 @@ const POST_PAGOS_PROBLEMS: Record<string, string[]> = {
   429: ['rate-limited'],
   500: ['internal-error'],
   502: ['pasarela-no-disponible'],
-  503: ['service-unavailable', 'shutting-down'],
+  503: ['service-unavailable', 'shutting-down', 'procesador-sin-respuesta'],
 };
 
 // The document as the running service serves it, checked against the OpenAPI spec and the contract.
@@ -124,7 +124,7 @@ describe('the OpenAPI document (real app, real HTTP)', () => {
     expect(Object.keys(post.responses['201'].headers).sort()).toEqual(['Idempotent-Replayed', 'Location', 'Preference-Applied']);
     expect(document.components.schemas.CrearReembolsoDto.required).toEqual(['monto']);
     expect(problemTypesOf(post.responses['409']).sort()).toEqual(
-      ['idempotency-key-in-flight', 'pago-no-reembolsable', 'reembolso-excede-pago'].map((slug) => `https://pagos.dev/problems/${slug}`),
+      ['idempotency-key-in-flight', 'pago-no-reembolsable', 'reembolso-excede-pago', 'reembolso-rechazado'].map((slug) => `https://pagos.dev/problems/${slug}`),
     );
     expect(problemTypesOf(post.responses['404'])).toEqual(['https://pagos.dev/problems/pago-no-encontrado']);
     expect(problemTypesOf(post.responses['422'])).toEqual(['https://pagos.dev/problems/idempotency-key-reused']);

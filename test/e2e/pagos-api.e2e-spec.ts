@@ -29,12 +29,14 @@ describe('the /pagos API contract (real app, real PostgreSQL)', () => {
     expect(result.json).toMatchObject({ type: `https://pagos.dev/problems/${slug}`, title: expect.any(String), status, detail: expect.any(String) });
   }
 
-  /** What the processor did with one key's payment: its intents (found by their metadata), charged or declined. */
+  /** What the processor decided for one key's payment: its intents (found by their metadata) that were charged or declined. */
   async function chargesOf(key: string, client = ALICE): Promise<{ outcome: string; amount: string }[]> {
     const row = await keyRow(db, client.clientId, key);
     const { rows } = await db.query(
-      `SELECT CASE WHEN status = 'succeeded' THEN 'approved' WHEN last_payment_error IS NOT NULL THEN 'declined' ELSE status END AS outcome, amount::text
-         FROM procesador_local.payment_intents WHERE metadata->>'operation_id' = $1 ORDER BY created`,
+      `SELECT CASE WHEN status = 'succeeded' THEN 'approved' ELSE 'declined' END AS outcome, amount::text
+         FROM procesador_local.payment_intents
+        WHERE metadata->>'operation_id' = $1 AND (status = 'succeeded' OR last_payment_error->>'code' = 'card_declined')
+        ORDER BY created`,
       [row!.operation_id],
     );
     return rows;

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import type pg from 'pg';
 import { sendWithRetries } from '../../examples/client/send-with-retries.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
+import { startProcessorProcess, type ProcessorProcess } from '../support/processor-process.js';
 import { ALICE } from '../support/clients.js';
 import { chargesOfPagoSql, countCharges } from '../support/ledger.js';
 import { type HttpResult, nuevoPago, type PagoBody, postPago } from '../support/http.js';
@@ -27,12 +28,15 @@ describe('when the service loses its database', () => {
   let db: pg.Client;
   let proxy: TcpProxy;
   let service: AppProcess;
+  let processor: ProcessorProcess;
 
   beforeAll(async () => {
     url = await createTestDatabase('fault_database_loss');
     let viaProxy: string;
     ({ proxy, viaProxy } = await TcpProxy.inFrontOf(url));
-    service = await startAppProcess(viaProxy, { IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: '2', GATEWAY_LATENCY_MS: '300' });
+    // The processor is another company's: our database going away leaves it up, so it runs apart, on its own connection.
+    processor = await startProcessorProcess(url, { GATEWAY_LATENCY_MS: '300' });
+    service = await startAppProcess(viaProxy, { ...processor.serviceEnv, IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: '2' });
     db = await connect(url);
   });
 
@@ -43,6 +47,7 @@ describe('when the service loses its database', () => {
   afterAll(async () => {
     await db?.end();
     await service?.stop('SIGKILL');
+    await processor?.stop('SIGKILL');
     await proxy?.cut();
   });
 

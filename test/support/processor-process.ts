@@ -37,7 +37,8 @@ export interface ProcessorProcess {
  * `databaseUrl`, with fault injection on: what a test keeps alive while it kills the service.
  */
 export async function startProcessorProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ProcessorProcess> {
-  const port = await freePort();
+  // A restarted processor keeps its port, so that the services pointed at it find it again.
+  const port = env.PROCESSOR_PORT ? Number(env.PROCESSOR_PORT) : await freePort();
   const child = spawn(process.execPath, [MAIN], {
     env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PROCESSOR_PORT: String(port), PROCESSOR_FAULTS: 'true', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
