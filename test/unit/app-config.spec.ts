@@ -233,6 +233,39 @@ describe('loadConfig: secrets never appear in an error message', () => {
   });
 });
 
+describe('loadConfig: the payment processor', () => {
+  it('no key: the local processor (the entry point starts it), with the SDK defaults', () => {
+    expect(loadConfig({}).processor).toEqual({ secretKey: undefined, apiUrl: 'https://api.stripe.com', timeoutMs: 10_000, maxNetworkRetries: 2 });
+  });
+
+  it('a key, a Stripe-compatible URL, a timeout and retries come through typed', () => {
+    const config = loadConfig({ STRIPE_SECRET_KEY: 'sk_test_abcdefgh12345678', STRIPE_API_URL: 'http://127.0.0.1:12111', STRIPE_TIMEOUT_MS: '2500', STRIPE_MAX_NETWORK_RETRIES: '0' });
+    expect(config.processor).toEqual({ secretKey: 'sk_test_abcdefgh12345678', apiUrl: 'http://127.0.0.1:12111', timeoutMs: 2500, maxNetworkRetries: 0 });
+  });
+
+  it('NODE_ENV=production without a key refuses to start: the local processor moves no real money', () => {
+    expectOneLineNaming(configErrorFor({ NODE_ENV: 'production' }), 'STRIPE_SECRET_KEY');
+    expect(loadConfig({ NODE_ENV: 'production', STRIPE_SECRET_KEY: 'sk_live_abcdefgh12345678' }).processor.secretKey).toBe('sk_live_abcdefgh12345678');
+  });
+
+  it('STRIPE_API_URL without a key is refused rather than silently replaced by the local processor', () => {
+    expectOneLineNaming(configErrorFor({ STRIPE_API_URL: 'http://127.0.0.1:12111' }), 'STRIPE_API_URL');
+  });
+
+  it.each([
+    ['STRIPE_SECRET_KEY', 'pk_test_abcdefgh12345678'],
+    ['STRIPE_API_URL', 'ftp://api.stripe.com'],
+    ['STRIPE_TIMEOUT_MS', '50'],
+    ['STRIPE_MAX_NETWORK_RETRIES', '9'],
+  ])('%s=%s is refused, naming it', (variable, value) => {
+    expectOneLineNaming(configErrorFor({ STRIPE_SECRET_KEY: 'sk_test_abcdefgh12345678', [variable]: value }), variable);
+  });
+
+  it('a bad secret key is never echoed', () => {
+    expect(configErrorFor({ STRIPE_SECRET_KEY: 'sk_test_short' }).message).not.toContain('sk_test_short');
+  });
+});
+
 describe('loadConfig: waiting duplicates (Prefer: wait)', () => {
   it('the wait bounds, the waiter cap and the listen URL come through typed', () => {
     const config = loadConfig({
