@@ -14,6 +14,11 @@ import { createSchemaIfMissing } from './schema.js';
  */
 export interface LocalProcessorOptions {
   databaseUrl: string;
+  /**
+   * A connection to PostgreSQL itself (not a transaction-mode pooler) for the session lock that
+   * tells other instances this one is alive (instance-liveness.ts); default `databaseUrl`.
+   */
+  sessionDatabaseUrl?: string;
   /** Default 127.0.0.1: a development stand-in never listens beyond the machine unless asked. */
   host?: string;
   /** Default 0: an ephemeral port, read back from `url`/`port`. */
@@ -55,7 +60,7 @@ export async function startLocalProcessor(options: LocalProcessorOptions): Promi
   let liveness: InstanceLiveness | undefined;
   try {
     await createSchemaIfMissing(pool);
-    liveness = await holdInstanceLock(options.databaseUrl, log);
+    liveness = await holdInstanceLock(options.sessionDatabaseUrl ?? options.databaseUrl, log);
     const app = await buildServer({
       context: { pool, instance: liveness.instance, faults: new FaultInjector(), latencyMs: options.latencyMs ?? 0, log },
       faultInjection: options.faultInjection ?? false,

@@ -26,8 +26,8 @@ export async function connectProcessor(config: AppConfig, databaseUrl: string): 
     const mode = secretKey.includes('_live_') ? 'live' : 'test';
     return { processor: { ...config.processor, secretKey }, description: `Stripe at ${new URL(config.processor.apiUrl).host} (${mode} mode)`, local: false, stop: async () => undefined };
   }
-  // A direct connection when the pool goes through a pooler: the processor holds a session lock (instance-liveness.ts).
-  const local = await startLocalProcessor({ databaseUrl: config.databaseListenUrl ?? databaseUrl, latencyMs: config.gatewayLatencyMs });
+  // The LISTEN URL reaches PostgreSQL itself even behind a pooler: the processor's session lock needs that.
+  const local = await startLocalProcessor({ databaseUrl, sessionDatabaseUrl: config.databaseListenUrl, latencyMs: config.gatewayLatencyMs });
   return {
     processor: { ...config.processor, secretKey: LOCAL_PROCESSOR_KEY, apiUrl: local.url },
     description: `the local processor at ${local.url}`,

@@ -11,9 +11,9 @@ export async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-/** Polls every 5 ms, at most 1000 times: a wait for a state, never for a timeout to pass. */
-export async function waitUntil(condition: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
+/** Polls every 5 ms, at most `polls` times: a wait for a state, never for a timeout to pass. */
+export async function waitUntil(condition: () => Promise<boolean>, polls = 1000): Promise<void> {
+  for (let i = 0; i < polls; i++) {
     if (await condition()) return;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
