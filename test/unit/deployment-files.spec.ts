@@ -29,8 +29,8 @@ const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true 
 const services = compose.services;
 
 describe('docker-compose.yml', () => {
-  it('runs postgres, redis, a one-shot migrate, two replicas and a proxy', () => {
-    expect(Object.keys(services).sort()).toEqual(['app1', 'app2', 'migrate', 'postgres', 'proxy', 'redis']);
+  it('runs postgres, redis, a one-shot migrate, the local processor, two replicas and a proxy', () => {
+    expect(Object.keys(services).sort()).toEqual(['app1', 'app2', 'migrate', 'postgres', 'processor', 'proxy', 'redis']);
     expect(services.postgres!.healthcheck).toBeDefined();
     expect(services.redis!.healthcheck).toBeDefined();
   });
@@ -43,9 +43,11 @@ describe('docker-compose.yml', () => {
     expect(new URL(migrate.environment!.DATABASE_URL!).hostname).toBe('postgres');
   });
 
-  it.each(REPLICAS)('%s starts after the migration succeeded and Redis is up, and never migrates itself', (name) => {
+  it.each(REPLICAS)('%s starts after the migration succeeded and Redis and the processor are up, and never migrates itself', (name) => {
     const replica = services[name]!;
-    expect(replica.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' }, redis: { condition: 'service_healthy' } });
+    expect(replica.depends_on).toEqual({
+      migrate: { condition: 'service_completed_successfully' }, redis: { condition: 'service_healthy' }, processor: { condition: 'service_healthy' },
+    });
     expect(replica.environment!.DB_MIGRATIONS_RUN).toBe('false');
     expect(replica.command).toBeUndefined();
     expect(replica.ports).toBeUndefined();
@@ -55,6 +57,18 @@ describe('docker-compose.yml', () => {
     const url = new URL(services[name]!.environment!.REDIS_URL!);
     expect({ protocol: url.protocol, hostname: url.hostname }).toEqual({ protocol: 'redis:', hostname: 'redis' });
     expect(services[name]!.environment!.RATE_LIMIT_REDIS_PREFIX).toBeTruthy();
+  });
+
+  it('the processor runs apart, on the replicas\' image and database, and the replicas reach it by STRIPE_API_URL with a test key by default', () => {
+    const processor = services.processor!;
+    expect(processor.image).toBe(services.app1!.image);
+    expect(processor.command).toEqual(['node', 'dist/processor/main.js']);
+    expect(processor.healthcheck).toBeDefined();
+    expect(new URL(processor.environment!.DATABASE_URL!).hostname).toBe('postgres');
+    for (const name of REPLICAS) {
+      expect(services[name]!.environment!.STRIPE_API_URL).toBe(`http://processor:${processor.environment!.PROCESSOR_PORT}`);
+      expect(services[name]!.environment!.STRIPE_SECRET_KEY).toMatch(/sk_test_/);
+    }
   });
 
   it('the replicas are configured alike', () => {
