@@ -24,6 +24,9 @@ export interface InstanceLiveness {
   close(): Promise<void>;
 }
 
+/** How the lock's connection names itself in pg_stat_activity. */
+export const INSTANCE_LOCK_APPLICATION = 'local-processor-instance';
+
 // How soon a lost lock connection is opened again (the database restarting, a connection terminated).
 const RECONNECT_DELAY_MS = 200;
 
@@ -66,7 +69,7 @@ export async function holdInstanceLock(databaseUrl: string, log: (line: string) 
 }
 
 async function lockedConnection(databaseUrl: string, instance: number): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: INSTANCE_LOCK_APPLICATION });
   client.on('error', () => undefined);
   await client.connect();
   try {

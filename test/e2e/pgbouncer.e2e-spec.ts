@@ -170,7 +170,8 @@ describeWhenAvailable(PGBOUNCER, 'two replicas through PgBouncer in transaction 
     expect(Number(stats!.total_xact_count)).toBeGreaterThan(0);
     const { rows } = await db.query(
       `SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND application_name <> 'idempotency-listener'`,
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+          AND application_name NOT IN ('idempotency-listener', 'local-processor-instance')`,
     );
     expect(rows[0].n).toBeGreaterThan(0);
     expect(rows[0].n).toBeLessThanOrEqual(SERVER_CONNECTIONS);
