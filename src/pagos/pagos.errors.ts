@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { ProblemException } from '../http/problem.js';
+import { ProblemException } from '../problems/problem.js';
 import { type PagoResponse } from './dto/pago.response.js';
 
 export class PagoRechazadoError extends ProblemException {
