@@ -24,16 +24,18 @@ function srcDir(): string {
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   config: [],
   problems: [],
+  // Cron jobs that log and report every failed run (the purge, the reconciler).
+  scheduling: [],
   database: ['config'],
   auth: ['config', 'problems'],
   logging: ['config', 'auth'],
   // The payment processor's port and adapter: below the features that charge and refund through it.
   gateway: ['config', 'database'],
   http: ['problems', 'database', 'logging'],
-  idempotency: ['problems', 'database', 'http'],
+  idempotency: ['problems', 'database', 'http', 'scheduling'],
   'rate-limit': ['config', 'problems', 'auth'],
   health: ['problems', 'auth', 'http'],
-  pagos: ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit'],
+  pagos: ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'scheduling'],
   reembolsos: ['problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'pagos'],
   metrics: ['auth', 'idempotency', 'rate-limit', 'pagos', 'reembolsos'],
   ops: ['config', 'database', 'auth', 'idempotency', 'pagos', 'reembolsos'],
