@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
+import type { AppConfig } from '../config/app-config.js';
 import { parseIdempotencyKey } from '../idempotency/idempotency-key.js';
 import { IdempotencyStore } from '../idempotency/idempotency.store.js';
 import type { KeyDescription } from '../idempotency/idempotency.types.js';
-import { knownClient, OpsError, withOpsContext } from './ops-context.js';
+import { knownClient, OpsError, opsConfig, withOpsContext } from './ops-context.js';
 import { printFields, seconds } from './output.js';
 
 interface KeyOptions {
@@ -29,9 +30,10 @@ export function addKeyCommands(program: Command): void {
     .action((options: KeyOptions & { force?: boolean }) => releaseKey(options));
 }
 
-function showKey(options: KeyOptions & { body?: boolean }): Promise<void> {
-  return withOpsContext(async ({ config, get }) => {
-    const found = await describe(get(IdempotencyStore), knownClient(config, options.client), keyOf(options.key));
+async function showKey(options: KeyOptions & { body?: boolean }): Promise<void> {
+  const { config, scope, key } = checkedKey(options);
+  await withOpsContext(config, async ({ get }) => {
+    const found = await describe(get(IdempotencyStore), scope, key);
     printFields([
       ['client', found.scope],
       ['key', found.key],
@@ -46,17 +48,22 @@ function showKey(options: KeyOptions & { body?: boolean }): Promise<void> {
   });
 }
 
-function releaseKey(options: KeyOptions & { force?: boolean }): Promise<void> {
-  return withOpsContext(async ({ config, get }) => {
+async function releaseKey(options: KeyOptions & { force?: boolean }): Promise<void> {
+  const { config, scope, key } = checkedKey(options);
+  await withOpsContext(config, async ({ get }) => {
     const store = get(IdempotencyStore);
-    const scope = knownClient(config, options.client);
-    const key = keyOf(options.key);
     if (await store.releaseAbandonedKey(scope, key, options.force === true)) {
       console.log(`released key ${key} of client ${scope}: the next retry with it takes the operation over at once`);
       return;
     }
     throw new OpsError(whyNotReleased(await describe(store, scope, key)));
   });
+}
+
+/** The client and key, checked before anything opens: a typo costs milliseconds, not Nest's and the database's start-up. */
+function checkedKey(options: KeyOptions): { config: AppConfig; scope: string; key: string } {
+  const config = opsConfig();
+  return { config, scope: knownClient(config, options.client), key: keyOf(options.key) };
 }
 
 async function describe(store: IdempotencyStore, scope: string, key: string): Promise<KeyDescription> {

@@ -11,16 +11,23 @@ export class OpsError extends Error {
 }
 
 export interface OpsContext {
-  readonly config: AppConfig;
   get<T>(type: new (...args: never[]) => T): T;
 }
 
 /**
- * Runs `work` against the service's database and configuration (the environment and `.env`, as the
- * service reads them; the embedded PostgreSQL when DATABASE_URL is unset), then closes everything.
+ * The service's configuration, as the service reads it (the environment and `.env`). Opens nothing,
+ * so a command checks its arguments against it (`knownClient`) in milliseconds, before
+ * `withOpsContext` spends seconds starting Nest and the database.
  */
-export async function withOpsContext<T>(work: (context: OpsContext) => Promise<T>): Promise<T> {
-  const config = loadConfig(readEnvironment());
+export function opsConfig(): AppConfig {
+  return loadConfig(readEnvironment());
+}
+
+/**
+ * Runs `work` against the service's database with `config` (from `opsConfig()`; the embedded
+ * PostgreSQL when DATABASE_URL is unset), then closes everything.
+ */
+export async function withOpsContext<T>(config: AppConfig, work: (context: OpsContext) => Promise<T>): Promise<T> {
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ ...config.embeddedPg, persistent: true });
   let app: INestApplicationContext | undefined;
   try {
@@ -29,7 +36,7 @@ export async function withOpsContext<T>(work: (context: OpsContext) => Promise<T
     });
     stopScheduledJobs(app);
     const context = app;
-    return await work({ config, get: (type) => context.get(type) });
+    return await work({ get: (type) => context.get(type) });
   } finally {
     await app?.close();
     await embedded?.stop();

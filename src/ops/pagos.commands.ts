@@ -3,7 +3,7 @@ import { IdempotencyStore } from '../idempotency/idempotency.store.js';
 import type { ClaimState } from '../idempotency/idempotency.types.js';
 import type { PendingOperation } from '../pagos/abandoned-operations.js';
 import { PagosReconciler } from '../pagos/pagos-reconciler.js';
-import { withOpsContext } from './ops-context.js';
+import { opsConfig, withOpsContext } from './ops-context.js';
 import { parseDuration, seconds } from './output.js';
 
 // A list for a person to read; more than this many stuck payments is an incident, not a list.
@@ -24,7 +24,7 @@ export function addPagosCommands(program: Command): void {
 }
 
 function listPending(olderThanSeconds: number): Promise<void> {
-  return withOpsContext(async ({ get }) => {
+  return withOpsContext(opsConfig(), async ({ get }) => {
     const pending = await get(PagosReconciler).stalePending(olderThanSeconds, PENDING_LIST_LIMIT);
     const claims = await get(IdempotencyStore).findOperationClaims(pending.map((operation) => operation.operationId));
     if (pending.length === 0) console.log('no payment or refund is PENDIENTE');
@@ -33,7 +33,7 @@ function listPending(olderThanSeconds: number): Promise<void> {
 }
 
 function reconcileNow(): Promise<void> {
-  return withOpsContext(async ({ get }) => {
+  return withOpsContext(opsConfig(), async ({ get }) => {
     const reconciled = await get(PagosReconciler).reconcileOnce();
     if (reconciled.length === 0) console.log('nothing to settle');
     for (const { pending, result } of reconciled) console.log(`${describe(pending)}  → ${result}`);
