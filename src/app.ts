@@ -9,8 +9,9 @@ import { acceptJsonBodiesOnly } from './http/json-body.parser.js';
 import { serveOpenApiDocs } from './http/openapi-docs.js';
 import { ProblemFilter } from './http/problem.filter.js';
 import { VALIDATION_PIPE } from './http/validation.js';
+import { IdempotencyEvents } from './idempotency/idempotency.events.js';
 import { PinoNestLogger } from './logging/pino-nest-logger.js';
-import { REQUEST_LOGGER, type RequestLogger } from './logging/request-logger.js';
+import { addToRequestLine, REQUEST_LOGGER, type RequestLogger } from './logging/request-logger.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
 
 // Node's own defaults, which Fastify would otherwise change (72 s keep-alive, no request timeout).
@@ -41,6 +42,8 @@ export async function createApp(
   app.useLogger(new PinoNestLogger(requestLogger.logger));
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', requestLogger.onRequest);
+  // The request line names the idempotency outcome, heard like metrics hear it: neither module imports the other.
+  app.get(IdempotencyEvents).onOutcome((outcome, request) => addToRequestLine(request, 'idempotency', outcome));
   fastify.addHook('onRequest', app.get(Draining).onRequest);
   fastify.addHook('onResponse', app.get(HttpMetrics).onResponse);
   acceptJsonBodiesOnly(fastify);

@@ -5,7 +5,7 @@ import { createApp } from './app.js';
 import { ConfigError, loadConfig, readEnvironment } from './config/app-config.js';
 import { Draining } from './http/draining.js';
 import { startEmbeddedPostgres } from './database/embedded-postgres.js';
-import { connectProcessor } from './processor-connection.js';
+import { connectProcessor } from './bootstrap/processor-connection.js';
 
 const IDLE_SWEEP_MS = 50;
 

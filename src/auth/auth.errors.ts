@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { ProblemException } from '../http/problem.js';
+import { ProblemException } from '../problems/problem.js';
 
 export class UnauthenticatedError extends ProblemException {
   constructor() {

@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 import type { HealthCheckResult } from '@nestjs/terminus';
-import { ProblemException } from '../http/problem.js';
+import { ProblemException } from '../problems/problem.js';
 
 // Readiness is re-checked by the orchestrator every few seconds; sooner is pointless.
 const NOT_READY_RETRY_AFTER_SECONDS = 5;

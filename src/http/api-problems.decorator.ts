@@ -3,7 +3,7 @@ import {
   ApiExtraModels, DECORATORS, getSchemaPath, type HeaderObject, type ReferenceObject, type ResponseObject, type SchemaObject,
 } from '@nestjs/swagger';
 import { ProblemDocumentSchema } from './problem-document.schema.js';
-import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, renderProblem } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, renderProblem } from '../problems/problem.js';
 
 type DocumentedResponses = Record<string, ResponseObject>;
 

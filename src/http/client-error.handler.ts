@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { MalformedRequestError } from './http.errors.js';
-import { PROBLEM_CONTENT_TYPE_UTF8 } from './problem.js';
+import { PROBLEM_CONTENT_TYPE_UTF8 } from '../problems/problem.js';
 
 const MALFORMED = JSON.stringify(new MalformedRequestError().render().body);
 

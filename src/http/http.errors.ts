@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { ProblemException } from './problem.js';
+import { ProblemException } from '../problems/problem.js';
 
 // The database recovers from restarts and failovers in seconds; asking sooner only adds load.
 const DATABASE_RETRY_AFTER_SECONDS = 2;

@@ -5,10 +5,23 @@ import { MalformedJsonError, MalformedRequestError, PayloadTooLargeError, Unacce
 
 // Payment requests are a few hundred bytes; anything near this is abuse and gets a 413.
 export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
-// A body over the limit is read to its end, up to this much, before the 413 goes out: a client still
-// sending when the connection closes would see a reset instead of the answer. Beyond it, the 413
-// goes out at once and the connection closes under a client that sends that much.
-const DRAINED_BYTES = 1024 * 1024;
+
+/**
+ * How much of a body over the limit is read and thrown away before the 413 (a lingering close, as
+ * nginx's `lingering_close`): the answer closes the connection, and closing it while the client
+ * still sends makes the kernel reset it, which throws away the answer too, unread. A client library
+ * writes the whole body before it reads, so the rest of the body is drained first. Past either bound
+ * the client is abusive: the 413 goes out at once and the connection closes under it.
+ */
+export interface DrainBounds {
+  /** Bytes of the whole body; a Content-Length over it is refused before reading. */
+  readonly bytes: number;
+  /** From the moment the body is known to be too large. */
+  readonly ms: number;
+}
+
+// 32 MB costs milliseconds to discard; 30 s is nginx's `lingering_time`, enough for a few MB on a slow link.
+const DRAIN_BOUNDS: DrainBounds = { bytes: 32 * 1024 * 1024, ms: 30_000 };
 
 // No request of this API nests deeper; the limit keeps recursive validators far from the stack's end.
 const MAX_DEPTH = 32;
@@ -32,10 +45,10 @@ const DECODERS: Readonly<Record<string, Decoder>> = {
  * deeper than MAX_DEPTH, or with keys named after Object.prototype members) a 400 as well.
  * An empty JSON body is `{}`, so that validation says which fields are missing.
  */
-export function acceptJsonBodiesOnly(fastify: FastifyInstance): void {
+export function acceptJsonBodiesOnly(fastify: FastifyInstance, drain: DrainBounds = DRAIN_BOUNDS): void {
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('application/json', (request, payload, done) => {
-    readBody(request, payload, (error, raw) => {
+    readBody(request, payload, drain, (error, raw) => {
       if (error) return done(error, undefined);
       try {
         done(null, parseJson(request, raw!));
@@ -56,25 +69,33 @@ export const BODY_PROBLEMS: readonly unknown[] = [
   new UnsupportedMediaTypeError(),
 ];
 
-/** Reads the body, at most JSON_BODY_LIMIT_BYTES of it; a bigger one is drained (see DRAINED_BYTES) and refused. */
-function readBody(request: FastifyRequest, payload: IncomingMessage, done: (error: Error | null, raw?: Buffer) => void): void {
+/** Reads the body, at most JSON_BODY_LIMIT_BYTES of it; a bigger one is drained within `drain` and refused. */
+function readBody(request: FastifyRequest, payload: IncomingMessage, drain: DrainBounds, done: (error: Error | null, raw?: Buffer) => void): void {
   const tooLarge = (): void => done(new PayloadTooLargeError(JSON_BODY_LIMIT_BYTES));
-  if (Number(request.headers['content-length']) > DRAINED_BYTES) return tooLarge();
+  const declared = Number(request.headers['content-length']);
+  if (declared > drain.bytes) return tooLarge();
   const chunks: Buffer[] = [];
   let received = 0;
+  let drainTimer: NodeJS.Timeout | undefined;
+  const startDraining = (): void => {
+    drainTimer ??= setTimeout(() => finish(tooLarge), drain.ms);
+  };
   const onData = (chunk: Buffer): void => {
     received += chunk.length;
     if (received <= JSON_BODY_LIMIT_BYTES) chunks.push(chunk);
-    else if (received > DRAINED_BYTES) finish(tooLarge);
+    else if (received > drain.bytes) finish(tooLarge);
+    else startDraining();
   };
   const onEnd = (): void => finish(() => (received > JSON_BODY_LIMIT_BYTES ? tooLarge() : done(null, Buffer.concat(chunks))));
   // The client went away mid-body: whatever it sent is not a request.
   const onError = (): void => finish(() => done(new MalformedRequestError()));
   const finish = (then: () => void): void => {
+    clearTimeout(drainTimer);
     payload.off('data', onData).off('end', onEnd).off('error', onError);
     then();
   };
   payload.on('data', onData).on('end', onEnd).on('error', onError);
+  if (declared > JSON_BODY_LIMIT_BYTES) startDraining();
 }
 
 function parseJson(request: FastifyRequest, raw: Buffer): unknown {

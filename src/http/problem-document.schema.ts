@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { PROBLEM_TYPE_BASE, type ProblemDocument } from './problem.js';
+import { PROBLEM_TYPE_BASE, type ProblemDocument } from '../problems/problem.js';
 
 /**
  * The OpenAPI schema of every error body (RFC 9457). `implements` keeps it in step with the

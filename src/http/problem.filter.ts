@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../database/postgres-errors.js';
-import { PROBLEM_CONTENT_TYPE_UTF8, ProblemException, renderProblem } from './problem.js';
+import { PROBLEM_CONTENT_TYPE_UTF8, ProblemException, renderProblem } from '../problems/problem.js';
 import { DatabaseUnavailableError } from './http.errors.js';
 import { loggedRequestIdOf } from '../logging/request-logger.js';
 

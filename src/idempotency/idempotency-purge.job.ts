@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { CronJob } from 'cron';
+import { scheduleCronJob } from '../scheduling/cron-job.js';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
 import { IdempotencyEvents } from './idempotency.events.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
@@ -25,8 +25,19 @@ export class IdempotencyPurgeJob implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    const job = CronJob.from({ cronTime: this.options.purgeCron, onTick: () => this.tick(), waitForCompletion: true, start: true });
-    this.scheduler.addCronJob(PURGE_JOB_NAME, job);
+    scheduleCronJob(this.scheduler, {
+      name: PURGE_JOB_NAME,
+      cronTime: this.options.purgeCron,
+      logger: this.logger,
+      // The keys a failed run could not delete are already ignored on read.
+      what: 'purge of expired idempotency keys',
+      run: () => this.purgeOnce(),
+      succeeded: (purged) => {
+        this.events.purge({ ok: true, purged });
+        if (purged > 0) this.logger.log(`purged ${purged} expired idempotency keys`);
+      },
+      failed: () => this.events.purge({ ok: false }),
+    });
   }
 
   /**
@@ -44,17 +55,5 @@ export class IdempotencyPurgeJob implements OnApplicationBootstrap {
       await sleep(performance.now() - started);
     }
     return purged;
-  }
-
-  private async tick(): Promise<void> {
-    try {
-      const purged = await this.purgeOnce();
-      this.events.purge({ ok: true, purged });
-      if (purged > 0) this.logger.log(`purged ${purged} expired idempotency keys`);
-    } catch (error) {
-      // The next tick tries again; the keys it could not delete are already ignored on read.
-      this.events.purge({ ok: false });
-      this.logger.error(`purge of expired idempotency keys failed: ${(error as Error).message}`);
-    }
   }
 }

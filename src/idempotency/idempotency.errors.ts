@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { ProblemException } from '../http/problem.js';
+import { ProblemException } from '../problems/problem.js';
 import { IDEMPOTENCY_KEY_HEADER, IN_FLIGHT_RETRY_AFTER_SECONDS } from './idempotency.constants.js';
 
 export class IdempotencyKeyInvalidError extends ProblemException {

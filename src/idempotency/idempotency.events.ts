@@ -28,17 +28,6 @@ export interface KeyWait {
   readonly seconds: number;
 }
 
-const OUTCOME = Symbol('idempotency:outcome');
-
-interface RequestWithOutcome extends FastifyRequest {
-  [OUTCOME]?: IdempotencyOutcome;
-}
-
-/** The outcome of this request, for whoever describes it afterwards (the request log). */
-export function idempotencyOutcomeOf(request: FastifyRequest): IdempotencyOutcome | undefined {
-  return (request as RequestWithOutcome)[OUTCOME];
-}
-
 /**
  * Where the mechanism reports what it did, so that metrics can count it without this module
  * knowing about them: listeners subscribe, the interceptor, the purge job and the settled-key
@@ -46,13 +35,14 @@ export function idempotencyOutcomeOf(request: FastifyRequest): IdempotencyOutcom
  */
 @Injectable()
 export class IdempotencyEvents {
-  private readonly outcomeListeners: Array<(outcome: IdempotencyOutcome) => void> = [];
+  private readonly outcomeListeners: Array<(outcome: IdempotencyOutcome, request: FastifyRequest) => void> = [];
   private readonly purgeListeners: Array<(run: PurgeRun) => void> = [];
   private readonly waitListeners: Array<(wait: KeyWait) => void> = [];
   private readonly listenerListeners: Array<(connected: boolean) => void> = [];
   private readonly waitersListeners: Array<(waiting: number) => void> = [];
 
-  onOutcome(listener: (outcome: IdempotencyOutcome) => void): void {
+  /** The request comes along for whoever describes it afterwards (the request log). */
+  onOutcome(listener: (outcome: IdempotencyOutcome, request: FastifyRequest) => void): void {
     this.outcomeListeners.push(listener);
   }
 
@@ -73,8 +63,7 @@ export class IdempotencyEvents {
   }
 
   outcome(request: FastifyRequest, outcome: IdempotencyOutcome): void {
-    (request as RequestWithOutcome)[OUTCOME] = outcome;
-    for (const listener of this.outcomeListeners) listener(outcome);
+    for (const listener of this.outcomeListeners) listener(outcome, request);
   }
 
   purge(run: PurgeRun): void {

@@ -1,5 +1,5 @@
 import type { HttpException } from '@nestjs/common';
-import { PROBLEM_CONTENT_TYPE_UTF8, ProblemException, renderProblem } from '../http/problem.js';
+import { PROBLEM_CONTENT_TYPE_UTF8, ProblemException, renderProblem } from '../problems/problem.js';
 import type { StoredResponse } from './idempotency.types.js';
 
 // With the charset spelled out, Fastify sends these exactly as stored.

@@ -3,7 +3,6 @@ import { type Logger, pino } from 'pino';
 import { authenticatedClientIdOf } from '../auth/authenticated-client.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { LogFormat } from '../config/env.schema.js';
-import { idempotencyOutcomeOf } from '../idempotency/idempotency.events.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
 
 export const REQUEST_LOGGER = Symbol('REQUEST_LOGGER');
@@ -12,9 +11,11 @@ export const REQUEST_LOGGER = Symbol('REQUEST_LOGGER');
 const QUIET_PATHS = new Set(['/health/live', '/health/ready', '/metrics']);
 
 const REQUEST_ID = Symbol('logging:requestId');
+const LINE_FIELDS = Symbol('logging:lineFields');
 
 interface IdentifiedRequest extends FastifyRequest {
   [REQUEST_ID]?: string;
+  [LINE_FIELDS]?: Record<string, string>;
 }
 
 /** The id the request log gives this request (see {@link requestIdOf}); undefined before its hook ran. */
@@ -23,8 +24,20 @@ export function loggedRequestIdOf(request: FastifyRequest): string | undefined {
 }
 
 /**
+ * Adds a field to this request's log line: how a higher layer describes the request (the
+ * idempotency outcome, wired in app.ts from the mechanism's events) without the log importing it.
+ *
+ * @example
+ *   addToRequestLine(request, 'idempotency', 'replayed') // the line gets "idempotency":"replayed"
+ */
+export function addToRequestLine(request: FastifyRequest, field: string, value: string): void {
+  const identified = request as IdentifiedRequest;
+  (identified[LINE_FIELDS] ??= {})[field] = value;
+}
+
+/**
  * The pino logger of the app, and a Fastify `onRequest` hook that writes one line per request with its id,
- * client, idempotency outcome, status and duration. Request and response headers and bodies are
+ * client, the fields layers above added (the idempotency outcome), status and duration. Request and response headers and bodies are
  * never logged: they carry bearer tokens and card tokens. Per request it costs an id, a listener and,
  * only when the line's level is enabled, the line: no child logger, no async context.
  */
@@ -48,7 +61,7 @@ export class RequestLogger {
     const line = {
       req: { id: loggedRequestIdOf(request), method: request.method, url: request.url },
       clientId: authenticatedClientIdOf(request),
-      idempotency: idempotencyOutcomeOf(request),
+      ...(request as IdentifiedRequest)[LINE_FIELDS],
       res: { statusCode },
       durationMs: Math.round(performance.now() - started),
     };

@@ -9,6 +9,7 @@ import { MetricsController } from './metrics.controller.js';
 import { PagosMetrics } from './pagos-metrics.js';
 import { RateLimitMetrics } from './rate-limit-metrics.js';
 import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
 /**
  * `GET /metrics` in Prometheus format: HTTP traffic, idempotency outcomes, purge runs, reconciled payments,
@@ -16,7 +17,7 @@ import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
  */
 @Global()
 @Module({
-  imports: [PagosReconcilerModule, ReembolsosReconcilerModule],
+  imports: [PagosReconcilerModule, ReembolsosReconcilerModule, RateLimitModule],
   controllers: [MetricsController],
   providers: [
     {
@@ -36,6 +37,6 @@ import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
     PagosMetrics,
     RateLimitMetrics,
   ],
-  exports: [HttpMetrics, RateLimitMetrics],
+  exports: [HttpMetrics],
 })
 export class MetricsModule {}

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
+import type { AppConfig } from '../config/app-config.js';
 import { parseIdempotencyKey } from '../idempotency/idempotency-key.js';
-import { IdempotencyStore } from '../idempotency/idempotency.store.js';
+import type { IdempotencyStore } from '../idempotency/idempotency.store.js';
 import type { KeyDescription } from '../idempotency/idempotency.types.js';
-import { knownClient, OpsError, withOpsContext } from './ops-context.js';
+import { knownClient, OpsError, opsConfig, withOps } from './ops-arguments.js';
 import { printFields, seconds } from './output.js';
 
 interface KeyOptions {
@@ -29,9 +30,10 @@ export function addKeyCommands(program: Command): void {
     .action((options: KeyOptions & { force?: boolean }) => releaseKey(options));
 }
 
-function showKey(options: KeyOptions & { body?: boolean }): Promise<void> {
-  return withOpsContext(async ({ config, get }) => {
-    const found = await describe(get(IdempotencyStore), knownClient(config, options.client), keyOf(options.key));
+async function showKey(options: KeyOptions & { body?: boolean }): Promise<void> {
+  const { config, scope, key } = await checkedKey(options);
+  await withOps(config, async ({ keys }) => {
+    const found = await describe(keys, scope, key);
     printFields([
       ['client', found.scope],
       ['key', found.key],
@@ -46,17 +48,22 @@ function showKey(options: KeyOptions & { body?: boolean }): Promise<void> {
   });
 }
 
-function releaseKey(options: KeyOptions & { force?: boolean }): Promise<void> {
-  return withOpsContext(async ({ config, get }) => {
-    const store = get(IdempotencyStore);
-    const scope = knownClient(config, options.client);
-    const key = keyOf(options.key);
-    if (await store.releaseAbandonedKey(scope, key, options.force === true)) {
+async function releaseKey(options: KeyOptions & { force?: boolean }): Promise<void> {
+  const { config, scope, key } = await checkedKey(options);
+  await withOps(config, async ({ keys }) => {
+    if (await keys.releaseAbandonedKey(scope, key, options.force === true)) {
       console.log(`released key ${key} of client ${scope}: the next retry with it takes the operation over at once`);
       return;
     }
-    throw new OpsError(whyNotReleased(await describe(store, scope, key)));
+    throw new OpsError(whyNotReleased(await describe(keys, scope, key)));
   });
+}
+
+/** The key, then the client, checked before anything opens: a typo costs a fraction of a second, not Nest's and the database's start-up. */
+async function checkedKey(options: KeyOptions): Promise<{ config: AppConfig; scope: string; key: string }> {
+  const key = keyOf(options.key);
+  const config = await opsConfig();
+  return { config, scope: knownClient(config, options.client), key };
 }
 
 async function describe(store: IdempotencyStore, scope: string, key: string): Promise<KeyDescription> {

@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../config/app-config.js';
 import { addKeyCommands } from './key.commands.js';
-import { OpsError } from './ops-context.js';
+import { isOperatorError } from './ops-arguments.js';
 import { addPagosCommands } from './pagos.commands.js';
 
 /** `npm run ops -- <command>`: an operator's view of keys and payments, on the service's own code and configuration. */
@@ -21,6 +20,6 @@ program()
   .catch((error: unknown) => {
     // Commander has printed its own usage error (or the help) already.
     if (error instanceof CommanderError) process.exit(error.exitCode);
-    console.error(error instanceof OpsError || error instanceof ConfigError ? `error: ${error.message}` : error);
+    console.error(isOperatorError(error) ? `error: ${error.message}` : error);
     process.exit(1);
   });

@@ -1,27 +1,25 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { type AppConfig, loadConfig, readEnvironment } from '../config/app-config.js';
+import type { AppConfig } from '../config/app-config.js';
 import { startEmbeddedPostgres } from '../database/embedded-postgres.js';
-import { connectProcessor, type ProcessorConnection } from '../processor-connection.js';
+import { IdempotencyStore } from '../idempotency/idempotency.store.js';
+import { PagosReconciler } from '../pagos/pagos-reconciler.js';
+import { connectProcessor, type ProcessorConnection } from '../bootstrap/processor-connection.js';
 import { OpsModule } from './ops.module.js';
 
-/** Thrown for anything the operator must fix or decide; its message is the one line printed. */
-export class OpsError extends Error {
-  override readonly name = 'OpsError';
-}
-
+/** What a command works with. */
 export interface OpsContext {
-  readonly config: AppConfig;
-  get<T>(type: new (...args: never[]) => T): T;
+  readonly keys: IdempotencyStore;
+  readonly reconciler: PagosReconciler;
 }
 
 /**
- * Runs `work` against the service's database and configuration (the environment and `.env`, as the
- * service reads them; the embedded PostgreSQL when DATABASE_URL is unset), then closes everything.
+ * Runs `work` against the service's database with `config` (from `opsConfig()`; the embedded
+ * PostgreSQL when DATABASE_URL is unset), then closes everything. Loaded by `withOps` only once a
+ * command's arguments are checked: importing this file costs over a second.
  */
-export async function withOpsContext<T>(work: (context: OpsContext) => Promise<T>): Promise<T> {
-  const config = loadConfig(readEnvironment());
+export async function withOpsContext<T>(config: AppConfig, work: (context: OpsContext) => Promise<T>): Promise<T> {
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ ...config.embeddedPg, persistent: true });
   const databaseUrl = config.databaseUrl ?? embedded!.url;
   let app: INestApplicationContext | undefined;
@@ -33,8 +31,7 @@ export async function withOpsContext<T>(work: (context: OpsContext) => Promise<T
       logger: ['error', 'warn'],
     });
     stopScheduledJobs(app);
-    const context = app;
-    return await work({ config, get: (type) => context.get(type) });
+    return await work({ keys: app.get(IdempotencyStore), reconciler: app.get(PagosReconciler) });
   } finally {
     await app?.close();
     await processor?.stop();
@@ -45,11 +42,4 @@ export async function withOpsContext<T>(work: (context: OpsContext) => Promise<T
 // The modules schedule their jobs (purge, reconcile) at bootstrap; a command runs only what it is asked to.
 function stopScheduledJobs(app: INestApplicationContext): void {
   for (const job of app.get(SchedulerRegistry).getCronJobs().values()) void job.stop();
-}
-
-/** The client id as API_TOKENS names it; an unknown one is an operator's typo, not an empty result. */
-export function knownClient(config: AppConfig, clientId: string): string {
-  const ids = config.apiClients.map((client) => client.clientId);
-  if (!ids.includes(clientId)) throw new OpsError(`unknown client "${clientId}": API_TOKENS names ${ids.map((id) => `"${id}"`).join(', ')}`);
-  return clientId;
 }

@@ -1,9 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { IdempotencyStore } from '../idempotency/idempotency.store.js';
 import type { ClaimState } from '../idempotency/idempotency.types.js';
 import type { PendingOperation } from '../pagos/abandoned-operations.js';
-import { PagosReconciler } from '../pagos/pagos-reconciler.js';
-import { withOpsContext } from './ops-context.js';
+import { opsConfig, withOps } from './ops-arguments.js';
 import { parseDuration, seconds } from './output.js';
 
 // A list for a person to read; more than this many stuck payments is an incident, not a list.
@@ -23,18 +21,18 @@ export function addPagosCommands(program: Command): void {
     .action(() => reconcileNow());
 }
 
-function listPending(olderThanSeconds: number): Promise<void> {
-  return withOpsContext(async ({ get }) => {
-    const pending = await get(PagosReconciler).stalePending(olderThanSeconds, PENDING_LIST_LIMIT);
-    const claims = await get(IdempotencyStore).findOperationClaims(pending.map((operation) => operation.operationId));
+async function listPending(olderThanSeconds: number): Promise<void> {
+  await withOps(await opsConfig(), async ({ keys, reconciler }) => {
+    const pending = await reconciler.stalePending(olderThanSeconds, PENDING_LIST_LIMIT);
+    const claims = await keys.findOperationClaims(pending.map((operation) => operation.operationId));
     if (pending.length === 0) console.log('no payment or refund is PENDIENTE');
     for (const operation of pending) console.log(`${describe(operation)}  claim: ${describeClaim(claims.get(operation.operationId))}`);
   });
 }
 
-function reconcileNow(): Promise<void> {
-  return withOpsContext(async ({ get }) => {
-    const reconciled = await get(PagosReconciler).reconcileOnce();
+async function reconcileNow(): Promise<void> {
+  await withOps(await opsConfig(), async ({ reconciler }) => {
+    const reconciled = await reconciler.reconcileOnce();
     if (reconciled.length === 0) console.log('nothing to settle');
     for (const { pending, result } of reconciled) console.log(`${describe(pending)}  → ${result}`);
   });

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { CronJob } from 'cron';
 import type { AppConfigService } from '../config/app-config.js';
+import { scheduleCronJob } from '../scheduling/cron-job.js';
 import { PagosEvents } from './pagos.events.js';
 import { PagosReconciler } from './pagos-reconciler.js';
 
@@ -21,19 +21,15 @@ export class PagosReconcileJob implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    const cronTime = this.config.get('pagos', { infer: true }).reconcileCron;
-    const job = CronJob.from({ cronTime, onTick: () => this.tick(), waitForCompletion: true, start: true });
-    this.scheduler.addCronJob(RECONCILE_JOB_NAME, job);
-  }
-
-  private async tick(): Promise<void> {
-    try {
-      await this.reconciler.reconcileOnce();
-      this.events.reconcileRun(true);
-    } catch (error) {
+    scheduleCronJob(this.scheduler, {
+      name: RECONCILE_JOB_NAME,
+      cronTime: this.config.get('pagos', { infer: true }).reconcileCron,
+      logger: this.logger,
       // Every write of a pass is conditional and committed per payment: the next tick just goes on.
-      this.events.reconcileRun(false);
-      this.logger.error(`reconcile pass failed: ${(error as Error).message}`);
-    }
+      what: 'reconcile pass',
+      run: () => this.reconciler.reconcileOnce(),
+      succeeded: () => this.events.reconcileRun(true),
+      failed: () => this.events.reconcileRun(false),
+    });
   }
 }

@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { ProblemException } from '../http/problem.js';
+import { ProblemException } from '../problems/problem.js';
 import { type PagoResponse } from './dto/pago.response.js';
 
 /** Why a payment was declined: the card's answer, or an authentication (3-D Secure) this service does not run yet. */

@@ -2,8 +2,8 @@ import { Module } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { seconds, ThrottlerModule, type ThrottlerStorage } from '@nestjs/throttler';
 import type { AppConfig } from '../config/app-config.js';
-import { RateLimitMetrics } from '../metrics/rate-limit-metrics.js';
 import { MemoryThrottlerStorage } from './memory-throttler.storage.js';
+import { RateLimitEvents } from './rate-limit.events.js';
 import { RedisThrottlerStorage } from './redis-throttler.storage.js';
 
 const RATE_LIMIT_STORAGE = Symbol('RATE_LIMIT_STORAGE');
@@ -14,25 +14,27 @@ const RATE_LIMIT_STORAGE = Symbol('RATE_LIMIT_STORAGE');
  */
 @Module({
   providers: [
+    RateLimitEvents,
     {
       provide: RATE_LIMIT_STORAGE,
-      inject: [ConfigService, RateLimitMetrics],
-      useFactory: (config: ConfigService<AppConfig, true>, metrics: RateLimitMetrics): ThrottlerStorage => {
+      inject: [ConfigService, RateLimitEvents],
+      useFactory: (config: ConfigService<AppConfig, true>, events: RateLimitEvents): ThrottlerStorage => {
         const { redisUrl, redisKeyPrefix } = config.get('rateLimit', { infer: true });
-        return redisUrl ? new RedisThrottlerStorage(redisUrl, redisKeyPrefix, metrics) : new MemoryThrottlerStorage();
+        return redisUrl ? new RedisThrottlerStorage(redisUrl, redisKeyPrefix, events) : new MemoryThrottlerStorage();
       },
     },
   ],
-  exports: [RATE_LIMIT_STORAGE],
+  exports: [RATE_LIMIT_STORAGE, RateLimitEvents],
 })
 class RateLimitStorageModule {}
 
 /**
  * Fixed windows per client (`fixed-window.ts`). ThrottlerModule is global, so `@RateLimited()`
- * works on any module's routes.
+ * works on any module's routes. Exports `RateLimitEvents`, for whoever counts the store's failures.
  */
 @Module({
   imports: [
+    RateLimitStorageModule,
     ThrottlerModule.forRootAsync({
       imports: [RateLimitStorageModule],
       inject: [ConfigService, RATE_LIMIT_STORAGE],
@@ -42,5 +44,6 @@ class RateLimitStorageModule {}
       },
     }),
   ],
+  exports: [RateLimitStorageModule],
 })
 export class RateLimitModule {}

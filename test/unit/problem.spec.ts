@@ -8,7 +8,7 @@ import {
   PayloadTooLargeException,
 } from '@nestjs/common';
 import { IdempotencyKeyInFlightError } from '../../src/idempotency/idempotency.errors.js';
-import { PROBLEM_TYPE_BASE, ProblemException, renderProblem } from '../../src/http/problem.js';
+import { PROBLEM_TYPE_BASE, ProblemException, renderProblem } from '../../src/problems/problem.js';
 
 /** Pure mapping of a thrown value to a problem+json answer; no app, no filter, no HTTP. */
 const TEAPOT = { slug: 'teapot-refused', title: 'Teapot refused', status: HttpStatus.I_AM_A_TEAPOT };

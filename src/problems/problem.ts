@@ -1,5 +1,8 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 
+// The problem vocabulary (RFC 9457) imports no module of ours: it sits below every one that has
+// errors to answer with, auth/ and rate-limit/ as much as the features, and below http/, which writes them.
+
 /** Base of every `type` URI; a problem's slug is appended (RFC 9457 §3.1.1). */
 export const PROBLEM_TYPE_BASE = 'https://pagos.dev/problems/';
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

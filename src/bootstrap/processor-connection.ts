@@ -1,5 +1,5 @@
-import type { AppConfig } from './config/app-config.js';
-import { startLocalProcessor } from '../processor/local-processor.js';
+import type { AppConfig } from '../config/app-config.js';
+import { startLocalProcessor } from '../../processor/local-processor.js';
 
 /** The key the service sends the local processor, which accepts any test-mode key. */
 const LOCAL_PROCESSOR_KEY = 'sk_test_local_processor';
