@@ -108,7 +108,7 @@ describe('the operator CLI', () => {
     expect((await keyRow(db, ALICE.clientId, key))!.status).toBe('in_flight');
 
     const forced = await ops('key', 'release', '--client', 'alice', '--key', key, '--force');
-    expect(forced.code).toBe(0);
+    expect({ code: forced.code, stderr: forced.stderr }).toEqual({ code: 0, stderr: '' });
     expect(forced.stdout).toContain(`released key ${key} of client alice`);
     // The owner's answer can no longer be stored: it answers 409, and the retry resumes the operation, charged once.
     expect((await running).status).toBe(409);
