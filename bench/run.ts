@@ -8,13 +8,15 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import type { BenchCounters } from './bench.module.js';
 import { postgresCpu, postgresCpuMicrosBetween } from './postgres-cpu.js';
+import { type BenchProcessor, startBenchProcessor } from './processor-process.js';
 import { type CpuProfile, selfTimeByPackage } from './profile-summary.js';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
 
 /**
  * `npm run bench [-- --quick]`: the cost of exactly-once, measured side by side in one run against
- * the real service (its own process) on loopback and real PostgreSQL. Prints a Markdown table and
- * writes it as JSON to bench/results/latest.json.
+ * the real service (its own process) on loopback and real PostgreSQL, charging through the local
+ * processor (a third process, over HTTP). Prints a Markdown table and writes it as JSON to
+ * bench/results/latest.json.
  */
 const QUICK = process.argv.includes('--quick');
 const PROFILE = process.argv.includes('--profile');
@@ -61,7 +63,8 @@ type RequestFactory = () => { path: string; headers: Record<string, string>; bod
 
 async function main(): Promise<void> {
   const { url, stop } = await database();
-  const server = await startBenchServer(url);
+  const processor = await startBenchProcessor(url);
+  const server = await startBenchServer(url, processor);
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   try {
@@ -71,6 +74,7 @@ async function main(): Promise<void> {
     await db.end();
     server.kill('SIGTERM');
     await once(server, 'exit');
+    await processor.stop();
     await stop();
   }
 }
@@ -116,10 +120,16 @@ function freshPayment(route: string, idempotent: boolean): RequestFactory {
 
 async function completedKeys(): Promise<RequestFactory> {
   const requests = Array.from({ length: REPLAY_KEYS }, freshPayment('/pagos', true));
-  for (const request of requests) {
-    const response = await fetch(BASE + request.path, { method: 'POST', headers: request.headers, body: request.body });
-    if (response.status !== 201) throw new Error(`could not prepare a replay key: ${response.status}`);
-  }
+  // As many at a time as the load has connections: each is a payment through the processor.
+  let prepared = 0;
+  const prepare = async () => {
+    while (prepared < requests.length) {
+      const request = requests[prepared++]!;
+      const response = await fetch(BASE + request.path, { method: 'POST', headers: request.headers, body: request.body });
+      if (response.status !== 201) throw new Error(`could not prepare a replay key: ${response.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, prepare));
   let next = 0;
   return () => requests[next++ % requests.length]!;
 }
@@ -354,11 +364,13 @@ async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
   return { url: url.toString(), stop: server.stop };
 }
 
-async function startBenchServer(databaseUrl: string): Promise<ChildProcess> {
+async function startBenchServer(databaseUrl: string, processor: BenchProcessor): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.resolve('dist-bench/bench/bench-server.js')], {
     env: {
       PATH: process.env.PATH,
       DATABASE_URL: databaseUrl,
+      STRIPE_API_URL: processor.url,
+      STRIPE_SECRET_KEY: processor.secretKey,
       PORT: String(PORT),
       API_TOKENS: `bench:${TOKEN}`,
       // The purge runs only when the bench asks for it.
