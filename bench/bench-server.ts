@@ -21,6 +21,8 @@ async function main(): Promise<void> {
   // The floor's own adapter, configured as GatewayModule configures the service's.
   const gateway = new StripePaymentGateway({ ...processor, apiUrl: new URL(processor.apiUrl) });
   const floor = await startFloorApp(config.databaseUrl!, gateway, config.port + 1);
+  benchState.requests.watch(app.getHttpServer());
+  benchState.requests.watch(floor.getHttpServer());
   await app.listen(config.port, '127.0.0.1');
   console.log(`bench server listening on port ${config.port} (floor on ${config.port + 1})`);
   process.once('SIGTERM', () => void Promise.all([app.close(), floor.close()]).then(() => process.exit(0)));

@@ -7,7 +7,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import type { BenchCounters } from './bench.module.js';
-import { postgresCpu, postgresCpuMicrosBetween } from './postgres-cpu.js';
+import { type CostPerRequest, CpuReadings } from './cpu-readings.js';
 import { type BenchProcessor, startBenchProcessor } from './processor-process.js';
 import { type CpuProfile, selfTimeByPackage } from './profile-summary.js';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
@@ -43,7 +43,7 @@ const PROFILE_ROWS = 30;
 // Two checkouts benchmarking against one server must not drop each other's database.
 const BENCH_DATABASE = `pagos_bench_${createHash('sha256').update(process.cwd()).digest('hex').slice(0, 6)}`;
 
-interface Measurement {
+interface Measurement extends Partial<CostPerRequest> {
   readonly name: string;
   readonly rps: number;
   readonly p50: number;
@@ -52,14 +52,11 @@ interface Measurement {
   readonly requests: number;
   readonly errors: number;
   readonly statuses: Record<string, number>;
-  readonly roundTripsPerRequest?: number;
-  /** CPU time of the service process (Node) per request; PostgreSQL's is not included. */
-  readonly serviceCpuMsPerRequest?: number;
-  /** CPU time of the PostgreSQL server's processes per request, when it runs on this machine. */
-  readonly postgresCpuMsPerRequest?: number;
 }
 
 type RequestFactory = () => { path: string; headers: Record<string, string>; body: string };
+
+const readings = new CpuReadings(counters);
 
 async function main(): Promise<void> {
   const { url, stop } = await database();
@@ -167,19 +164,12 @@ async function profileAll(): Promise<void> {
   }
 }
 
+/** One load; with `countRoundTrips`, also what a request cost the service and PostgreSQL. */
 async function load(name: string, seconds: number, next: RequestFactory, countRoundTrips = false, base = BASE): Promise<Measurement> {
-  const before = countRoundTrips ? { ...(await counters()), postgresCpu: postgresCpu() } : undefined;
+  const before = countRoundTrips ? await readings.read() : undefined;
   const measurement = measured(name, await drive(seconds, next, base).result);
   if (!before) return measurement;
-  const after = { ...(await counters()), postgresCpu: postgresCpu() };
-  const perRequest = (micros: number) => round(micros / 1000 / measurement.requests, 2);
-  const postgresMicros = postgresCpuMicrosBetween(before.postgresCpu, after.postgresCpu);
-  return {
-    ...measurement,
-    roundTripsPerRequest: round((after.roundTrips - before.roundTrips) / measurement.requests, 2),
-    serviceCpuMsPerRequest: perRequest(after.cpuMicros - before.cpuMicros),
-    postgresCpuMsPerRequest: postgresMicros === undefined ? undefined : perRequest(postgresMicros),
-  };
+  return { ...measurement, ...readings.costBetween(before, await readings.read()) };
 }
 
 /** A load of `CONNECTIONS` connections for `seconds` (or until stopped), and its result once it ends. */
