@@ -9,6 +9,7 @@ import { type PagoResponse, toPagoResponse } from '../src/pagos/dto/pago.respons
 import { PagosModule } from '../src/pagos/pagos.module.js';
 import { PagosService } from '../src/pagos/pagos.service.js';
 import { RateLimited } from '../src/rate-limit/rate-limited.decorator.js';
+import { RequestTally } from './request-tally.js';
 
 export const ROUND_TRIPS = Symbol('ROUND_TRIPS');
 
@@ -34,12 +35,13 @@ export class BenchController {
     return toPagoResponse(pago);
   }
 
-  /** PostgreSQL statements sent and CPU time used by this process so far. */
+  /** PostgreSQL statements sent, CPU time used and requests received by this process so far. */
   @Public()
   @Get('counters')
   counters(): BenchCounters {
     const { user, system } = process.cpuUsage();
-    return { roundTrips: benchState.roundTrips(), cpuMicros: user + system };
+    const { requests } = benchState;
+    return { roundTrips: benchState.roundTrips(), cpuMicros: user + system, requests: requests.received, unanswered: requests.unanswered };
   }
 
   /** Starts V8's CPU profiler in this process (`npm run bench -- --profile`). */
@@ -74,13 +76,17 @@ export class BenchController {
   }
 }
 
-export const benchState = { roundTrips: (): number => 0 };
+export const benchState = { roundTrips: (): number => 0, requests: new RequestTally() };
 
 const profiler: { session?: Session } = {};
 
 export interface BenchCounters {
   readonly roundTrips: number;
   readonly cpuMicros: number;
+  /** By the service and the floor app, the bench's readings of these counters left out. */
+  readonly requests: number;
+  /** Received and not answered yet: work still going on. */
+  readonly unanswered: number;
 }
 
 @Module({ imports: [PagosModule], controllers: [BenchController] })

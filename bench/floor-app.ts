@@ -3,18 +3,20 @@ import { Body, Controller, Headers, HttpCode, HttpStatus, Inject, Module, type O
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
+import type { PaymentGateway } from '../src/gateway/payment-gateway.js';
 import { CLAIM_KEY, COMPLETE_KEY } from '../src/idempotency/idempotency.sql.js';
-import { CERRAR_PAGO, INICIAR_PAGO } from '../src/pagos/pagos.sql.js';
+import { processorKeyOf } from '../src/pagos/pago.entity.js';
+import { CERRAR_PAGO, INICIAR_PAGO, REGISTRAR_INTENT } from '../src/pagos/pagos.sql.js';
 
 const POOL = Symbol('POOL');
+const GATEWAY = Symbol('GATEWAY');
 // The service's own pool size and transaction bounds, so that only the layers around the statements differ.
 const POOL_SIZE = 10;
 const BEGIN = 'BEGIN; SET LOCAL lock_timeout = 5000; SET LOCAL statement_timeout = 15000';
 // The claim's statement stores a fingerprint; computing one is the service's work, not the statement's.
 const REQUEST_HASH = 'f'.repeat(64);
-const RECORD_CHARGE = `
-  INSERT INTO simulated_gateway_charges (charge_key, id, amount, currency, outcome)
-  VALUES ($1::text, $2::uuid, $3::bigint, $4::char(3), 'approved') ON CONFLICT (charge_key) DO NOTHING RETURNING id`;
+// A new payment's first attempt, whose keys at the processor the route's first attempt uses too.
+const INTENTO = 1;
 
 type Completion = (client: pg.PoolClient, answer: unknown) => Promise<unknown>;
 
@@ -22,19 +24,25 @@ interface FloorBody {
   readonly numeroOrden: string;
   readonly monto: number;
   readonly moneda: string;
+  readonly token: string;
 }
 
 /**
- * The floor: the statements of a payment (PENDIENTE row, the processor's ledger row, the final state
- * in a transaction whose BEGIN is pipelined with it) in a plain Nest route with none of the service's
- * guards, interceptors, pipes or hooks, on a raw node-postgres pool in pipeline mode, on the same HTTP
- * adapter (Fastify) as the service. `/floor/pagos-idempotentes` adds the two statements exactly-once
- * needs, as a first execution sends them (the claim on its own; the completion pipelined with COMMIT),
- * and nothing else: what those statements cost, without the layer that decides on them.
+ * The floor: the statements and processor calls of a payment (PENDIENTE row; the intent created,
+ * recorded and confirmed through the service's own Stripe adapter, under the same keys and metadata;
+ * the final state in a transaction whose BEGIN is pipelined with it) in a plain Nest route with none
+ * of the service's guards, interceptors, pipes or hooks, on a raw node-postgres pool in pipeline mode,
+ * on the same HTTP adapter (Fastify) as the service. `/floor/pagos-idempotentes` adds the two
+ * statements exactly-once needs, as a first execution sends them (the claim on its own; the
+ * completion pipelined with COMMIT), and nothing else: what those statements cost, without the
+ * layer that decides on them.
  */
 @Controller('floor')
 class FloorController {
-  constructor(@Inject(POOL) private readonly pool: pg.Pool) {}
+  constructor(
+    @Inject(POOL) private readonly pool: pg.Pool,
+    @Inject(GATEWAY) private readonly gateway: PaymentGateway,
+  ) {}
 
   @Post('pagos')
   @HttpCode(HttpStatus.CREATED)
@@ -53,11 +61,11 @@ class FloorController {
 
   private async pay(body: FloorBody, operationId: string, complete: Completion | undefined): Promise<unknown> {
     const { rows: [pago] } = await this.pool.query(INICIAR_PAGO, [randomUUID(), 'floor', operationId, body.numeroOrden, body.monto, body.moneda]);
-    const { rows: [charge] } = await this.pool.query(RECORD_CHARGE, [`pagos-${operationId}`, randomUUID(), body.monto, body.moneda]);
+    const intentId = await this.charge(pago.id, operationId, body);
     const client = await this.pool.connect();
     try {
       const begun = client.query(BEGIN);
-      const { rows: [cerrado] } = await client.query(CERRAR_PAGO, [pago.id, 'APROBADO', charge.id]);
+      const { rows: [cerrado] } = await client.query(CERRAR_PAGO, [pago.id, 'APROBADO', intentId]);
       await begun;
       const answer = { id: cerrado.id, numeroOrden: cerrado.numeroOrden, monto: Number(cerrado.monto), moneda: cerrado.moneda, estado: cerrado.estado, creadoEn: cerrado.creadoEn };
       // Both go out before either answers; a completion that fails makes PostgreSQL answer COMMIT with ROLLBACK.
@@ -70,12 +78,24 @@ class FloorController {
       client.release();
     }
   }
+
+  /** The processor calls of a first attempt, as `Cobros` makes them when nothing goes wrong. */
+  private async charge(pagoId: string, operationId: string, body: FloorBody): Promise<string> {
+    const metadata = { pago_id: pagoId, operation_id: operationId };
+    const intent = await this.gateway.createIntent({ key: processorKeyOf(operationId, INTENTO, 'create'), amount: body.monto, currency: body.moneda, metadata });
+    await this.pool.query(REGISTRAR_INTENT, [pagoId, intent.id, INTENTO]);
+    const confirmed = await this.gateway.confirmIntent({ key: processorKeyOf(operationId, INTENTO, 'confirm'), intentId: intent.id, paymentToken: body.token });
+    // The bench pays with a card that succeeds; anything else is a broken set-up, answered as a 500.
+    if (confirmed.status !== 'succeeded') throw new Error(`the processor answered ${confirmed.status} for intent ${intent.id}`);
+    return intent.id;
+  }
 }
 
 @Module({})
 class FloorModule implements OnModuleDestroy {
-  static forPool(pool: pg.Pool) {
-    return { module: FloorModule, controllers: [FloorController], providers: [{ provide: POOL, useValue: pool }] };
+  static forPool(pool: pg.Pool, gateway: PaymentGateway) {
+    const providers = [{ provide: POOL, useValue: pool }, { provide: GATEWAY, useValue: gateway }];
+    return { module: FloorModule, controllers: [FloorController], providers };
   }
 
   constructor(@Inject(POOL) private readonly pool: pg.Pool) {}
@@ -85,10 +105,13 @@ class FloorModule implements OnModuleDestroy {
   }
 }
 
-/** Starts the floor app on `port` in this process (the bench server's), so one CPU counter covers both. */
-export async function startFloorApp(databaseUrl: string, port: number): Promise<NestFastifyApplication> {
+/**
+ * Starts the floor app on `port` in this process (the bench server's), so one CPU counter covers both;
+ * `gateway` is an adapter of its own on the service's processor.
+ */
+export async function startFloorApp(databaseUrl: string, gateway: PaymentGateway, port: number): Promise<NestFastifyApplication> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: POOL_SIZE, pipeline: true } as pg.PoolConfig);
-  const app = await NestFactory.create<NestFastifyApplication>(FloorModule.forPool(pool), new FastifyAdapter(), { logger: false });
+  const app = await NestFactory.create<NestFastifyApplication>(FloorModule.forPool(pool, gateway), new FastifyAdapter(), { logger: false });
   await app.listen(port, '127.0.0.1');
   return app;
 }

@@ -1,20 +1,32 @@
-import { readdirSync, readFileSync } from 'node:fs';
-
-const CLOCK_TICKS_PER_SECOND = 100;
+import { readdirSync } from 'node:fs';
+import type pg from 'pg';
+import { processStat } from './process-cpu.js';
 
 /** CPU time (user + system, µs) so far of each `postgres` process on this machine, by pid; undefined off Linux. */
 export type PostgresCpu = Map<string, number> | undefined;
 
 /**
- * What the `postgres` processes (the server the bench drives, when it runs here: the machine's
- * cluster or the embedded one) used between two readings of `postgresCpu()`: a process new since
- * `before` counts whole, one that exited meanwhile (an autovacuum worker) takes its time with it.
+ * What the `postgres` processes named in `only` (of the server the bench drives, when it runs here:
+ * the machine's cluster or the embedded one) used between two readings of `postgresCpu()`: a process
+ * new since `before` counts whole, one that exited meanwhile takes its time with it.
  */
-export function postgresCpuMicrosBetween(before: PostgresCpu, after: PostgresCpu): number | undefined {
+export function postgresCpuMicrosBetween(before: PostgresCpu, after: PostgresCpu, only: ReadonlySet<string>): number | undefined {
   if (!before || !after) return undefined;
   let micros = 0;
-  for (const [pid, used] of after) micros += used - (before.get(pid) ?? 0);
+  for (const [pid, used] of after) if (only.has(pid)) micros += used - (before.get(pid) ?? 0);
   return micros;
+}
+
+/**
+ * The backends (pids) connected to `db`'s database now, autovacuum workers included, by application
+ * name: the processes of other databases on a shared server, and the server's own (WAL writer,
+ * checkpointer), are nobody's request.
+ */
+export async function databaseBackends(db: pg.ClientBase): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ pid: number; application_name: string }>(
+    'SELECT pid, application_name FROM pg_stat_activity WHERE datname = current_database()',
+  );
+  return new Map(rows.map((row) => [String(row.pid), row.application_name]));
 }
 
 export function postgresCpu(): PostgresCpu {
@@ -26,19 +38,8 @@ export function postgresCpu(): PostgresCpu {
   }
   const cpu = new Map<string, number>();
   for (const pid of pids) {
-    const stat = readStat(pid);
-    // comm is in parentheses and may hold spaces; the fields after it are space-separated.
-    if (!stat?.startsWith(`${pid} (postgres)`)) continue;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    cpu.set(pid, ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS_PER_SECOND);
+    const stat = processStat(pid);
+    if (stat?.command === 'postgres') cpu.set(pid, stat.cpuMicros);
   }
   return cpu;
-}
-
-function readStat(pid: string): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
 }

@@ -7,14 +7,16 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import type { BenchCounters } from './bench.module.js';
-import { postgresCpu, postgresCpuMicrosBetween } from './postgres-cpu.js';
+import { type CostPerRequest, CpuReadings } from './cpu-readings.js';
+import { type BenchProcessor, startBenchProcessor } from './processor-process.js';
 import { type CpuProfile, selfTimeByPackage } from './profile-summary.js';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
 
 /**
  * `npm run bench [-- --quick]`: the cost of exactly-once, measured side by side in one run against
- * the real service (its own process) on loopback and real PostgreSQL. Prints a Markdown table and
- * writes it as JSON to bench/results/latest.json.
+ * the real service (its own process) on loopback and real PostgreSQL, charging through the local
+ * processor (a third process, over HTTP). Prints a Markdown table and writes it as JSON to
+ * bench/results/latest.json.
  */
 const QUICK = process.argv.includes('--quick');
 const PROFILE = process.argv.includes('--profile');
@@ -41,7 +43,7 @@ const PROFILE_ROWS = 30;
 // Two checkouts benchmarking against one server must not drop each other's database.
 const BENCH_DATABASE = `pagos_bench_${createHash('sha256').update(process.cwd()).digest('hex').slice(0, 6)}`;
 
-interface Measurement {
+interface Measurement extends Partial<CostPerRequest> {
   readonly name: string;
   readonly rps: number;
   readonly p50: number;
@@ -50,20 +52,20 @@ interface Measurement {
   readonly requests: number;
   readonly errors: number;
   readonly statuses: Record<string, number>;
-  readonly roundTripsPerRequest?: number;
-  /** CPU time of the service process (Node) per request; PostgreSQL's is not included. */
-  readonly serviceCpuMsPerRequest?: number;
-  /** CPU time of the PostgreSQL server's processes per request, when it runs on this machine. */
-  readonly postgresCpuMsPerRequest?: number;
 }
 
 type RequestFactory = () => { path: string; headers: Record<string, string>; body: string };
 
+// Set up in main(), before any load.
+let readings!: CpuReadings;
+
 async function main(): Promise<void> {
   const { url, stop } = await database();
-  const server = await startBenchServer(url);
+  const processor = await startBenchProcessor(url);
+  const server = await startBenchServer(url, processor);
   const db = new pg.Client({ connectionString: url });
   await db.connect();
+  readings = new CpuReadings(counters, processor, db);
   try {
     if (PROFILE) await profileAll();
     else report(await measureAll(db));
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
     await db.end();
     server.kill('SIGTERM');
     await once(server, 'exit');
+    await processor.stop();
     await stop();
   }
 }
@@ -116,10 +119,16 @@ function freshPayment(route: string, idempotent: boolean): RequestFactory {
 
 async function completedKeys(): Promise<RequestFactory> {
   const requests = Array.from({ length: REPLAY_KEYS }, freshPayment('/pagos', true));
-  for (const request of requests) {
-    const response = await fetch(BASE + request.path, { method: 'POST', headers: request.headers, body: request.body });
-    if (response.status !== 201) throw new Error(`could not prepare a replay key: ${response.status}`);
-  }
+  // As many at a time as the load has connections: each is a payment through the processor.
+  let prepared = 0;
+  const prepare = async () => {
+    while (prepared < requests.length) {
+      const request = requests[prepared++]!;
+      const response = await fetch(BASE + request.path, { method: 'POST', headers: request.headers, body: request.body });
+      if (response.status !== 201) throw new Error(`could not prepare a replay key: ${response.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, prepare));
   let next = 0;
   return () => requests[next++ % requests.length]!;
 }
@@ -157,19 +166,12 @@ async function profileAll(): Promise<void> {
   }
 }
 
+/** One load; with `countRoundTrips`, also what a request cost the service, PostgreSQL and the processor. */
 async function load(name: string, seconds: number, next: RequestFactory, countRoundTrips = false, base = BASE): Promise<Measurement> {
-  const before = countRoundTrips ? { ...(await counters()), postgresCpu: postgresCpu() } : undefined;
+  const before = countRoundTrips ? await readings.read() : undefined;
   const measurement = measured(name, await drive(seconds, next, base).result);
   if (!before) return measurement;
-  const after = { ...(await counters()), postgresCpu: postgresCpu() };
-  const perRequest = (micros: number) => round(micros / 1000 / measurement.requests, 2);
-  const postgresMicros = postgresCpuMicrosBetween(before.postgresCpu, after.postgresCpu);
-  return {
-    ...measurement,
-    roundTripsPerRequest: round((after.roundTrips - before.roundTrips) / measurement.requests, 2),
-    serviceCpuMsPerRequest: perRequest(after.cpuMicros - before.cpuMicros),
-    postgresCpuMsPerRequest: postgresMicros === undefined ? undefined : perRequest(postgresMicros),
-  };
+  return { ...measurement, ...(await readings.costBetween(before, await readings.read())) };
 }
 
 /** A load of `CONNECTIONS` connections for `seconds` (or until stopped), and its result once it ends. */
@@ -290,22 +292,26 @@ function report(results: Awaited<ReturnType<typeof measureAll>>): void {
   };
   const verdict = (met: boolean) => (met ? 'met' : '**missed**');
   const machine = `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const postgresCell = (m: Measurement) => (m.postgresCpuMsPerRequest === undefined ? '–' : `${m.postgresCpuMsPerRequest} (${m.processorPostgresCpuMsPerRequest})`);
   const row = (m: Measurement) =>
-    `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.p999} | ${m.errors} | ${m.roundTripsPerRequest ?? '–'} | ${m.serviceCpuMsPerRequest ?? '–'} | ${cpuOverFloor(m) ?? '–'} | ${m.postgresCpuMsPerRequest ?? '–'} | ${JSON.stringify(m.statuses)} |`;
+    `| ${m.name} | ${m.rps} | ${m.p50} | ${m.p99} | ${m.p999} | ${m.errors} | ${m.roundTripsPerRequest ?? '–'} | ${m.serviceCpuMsPerRequest ?? '–'} | ${cpuOverFloor(m) ?? '–'} | ${postgresCell(m)} | ${m.processorCpuMsPerRequest ?? '–'} | ${JSON.stringify(m.statuses)} |`;
   const lines = [
     `Machine: ${machine}; ${CONNECTIONS} connections; ${QUICK ? 'quick' : 'full'} run of ${PLAN.seconds} s per scenario (floor, baseline and first execution: median of ${ROUNDS} alternating rounds).`,
     '',
-    '| scenario | req/s | p50 ms | p99 ms | p99.9 ms | errors | PG round trips/req | service CPU ms/req | CPU × floor | PostgreSQL CPU ms/req | statuses |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    '| scenario | req/s | p50 ms | p99 ms | p99.9 ms | errors | PG round trips/req | service CPU ms/req | CPU × floor | PostgreSQL CPU ms/req (the processor\'s statements) | processor CPU ms/req | statuses |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
     ...[floor, claimFloor, baseline, first, replay, conflicts].map(row),
     '',
     `| ratio | value | target | |`,
     '| --- | ---: | ---: | --- |',
     `| first execution ÷ baseline (throughput) | ${ratios.firstOverBaseline} | ≥ ${TARGETS.firstOverBaseline} | ${verdict(ratios.firstOverBaseline >= TARGETS.firstOverBaseline)} |`,
     `| replay ÷ baseline (throughput) | ${ratios.replayOverBaseline} | ≥ ${TARGETS.replayOverBaseline} | ${verdict(ratios.replayOverBaseline >= TARGETS.replayOverBaseline)} |`,
-    `| first execution CPU ÷ floor CPU | ${ratios.firstCpuOverFloor} | ≤ ${TARGETS.firstCpuOverFloor} | ${verdict(ratios.firstCpuOverFloor <= TARGETS.firstCpuOverFloor)} |`,
-    `| replay CPU ÷ floor CPU | ${ratios.replayCpuOverFloor} | ≤ ${TARGETS.replayCpuOverFloor} | ${verdict(ratios.replayCpuOverFloor <= TARGETS.replayCpuOverFloor)} |`,
+    `| first execution service CPU ÷ floor service CPU | ${ratios.firstCpuOverFloor} | ≤ ${TARGETS.firstCpuOverFloor} | ${verdict(ratios.firstCpuOverFloor <= TARGETS.firstCpuOverFloor)} |`,
+    `| replay service CPU ÷ floor service CPU | ${ratios.replayCpuOverFloor} | ≤ ${TARGETS.replayCpuOverFloor} | ${verdict(ratios.replayCpuOverFloor <= TARGETS.replayCpuOverFloor)} |`,
     '',
+    'The CPU targets compare the service\'s own CPU (its process, where the floor and the routes make the same processor calls through the same adapter); ' +
+      'the processor\'s process and PostgreSQL are not in them. The throughput targets compare requests per second with all three sharing this machine\'s cores.',
+    ...processorShare(first),
     ...bounds(floor, claimFloor, baseline, first),
     '',
     '| live rows in idempotency_keys | first req/s | first p99 ms | replay req/s | replay p99 ms |',
@@ -322,20 +328,36 @@ function report(results: Awaited<ReturnType<typeof measureAll>>): void {
   writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), machine, quick: QUICK, ratios, ...results, markdown: lines.join('\n') }, null, 2));
 }
 
+/** What the processor costs a first execution: its process, and its statements in PostgreSQL. */
+function processorShare(first: Measurement): string[] {
+  const { serviceCpuMsPerRequest: service, postgresCpuMsPerRequest: postgres, processorCpuMsPerRequest: processorCpu } = first;
+  if (service === undefined || postgres === undefined || processorCpu === undefined) return [];
+  const total = service + postgres + processorCpu;
+  const percent = (ms: number) => `${round((100 * ms) / total, 1)}%`;
+  return [
+    `The processor's share of a first execution: its process ${processorCpu} ms of CPU per request, ${percent(processorCpu)} of service + PostgreSQL + processor ` +
+      `(${round(total, 2)} ms); with its statements in PostgreSQL (${first.processorPostgresCpuMsPerRequest} ms), ${percent(processorCpu + first.processorPostgresCpuMsPerRequest!)}.`,
+  ];
+}
+
 /**
  * What bounds the two first-execution targets, from the same rounds: the claim and completion alone
- * (the floor that sends them) against the floor, and service + PostgreSQL CPU of the baseline against
- * the first execution's, which caps their throughput ratio while both share this machine's cores.
+ * (the floor that sends them) against the floor, and service + PostgreSQL + processor CPU of the
+ * baseline against the first execution's, which caps their throughput ratio while all share this
+ * machine's cores.
  */
 function bounds(floor: Measurement, claimFloor: Measurement, baseline: Measurement, first: Measurement): string[] {
-  const total = (m: Measurement) => (m.postgresCpuMsPerRequest === undefined ? undefined : m.serviceCpuMsPerRequest! + m.postgresCpuMsPerRequest);
+  const total = (m: Measurement) =>
+    m.postgresCpuMsPerRequest === undefined || m.processorCpuMsPerRequest === undefined
+      ? undefined
+      : m.serviceCpuMsPerRequest! + m.postgresCpuMsPerRequest + m.processorCpuMsPerRequest;
   const lines = [
     `The claim and completion statements alone, on the floor: ×${round(claimFloor.serviceCpuMsPerRequest! / floor.serviceCpuMsPerRequest!, 2)} its CPU, ` +
       `×${round(claimFloor.rps / floor.rps, 2)} its throughput; first execution CPU ÷ that floor ${round(first.serviceCpuMsPerRequest! / claimFloor.serviceCpuMsPerRequest!, 2)}.`,
   ];
   const [baselineTotal, firstTotal] = [total(baseline), total(first)];
   if (baselineTotal !== undefined && firstTotal !== undefined) {
-    lines.push(`Service + PostgreSQL CPU per request: baseline ${round(baselineTotal, 2)} ms, first execution ${round(firstTotal, 2)} ms (ratio ${round(baselineTotal / firstTotal, 2)}).`);
+    lines.push(`Service + PostgreSQL + processor CPU per request: baseline ${round(baselineTotal, 2)} ms, first execution ${round(firstTotal, 2)} ms (ratio ${round(baselineTotal / firstTotal, 2)}).`);
   }
   return lines;
 }
@@ -354,11 +376,13 @@ async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
   return { url: url.toString(), stop: server.stop };
 }
 
-async function startBenchServer(databaseUrl: string): Promise<ChildProcess> {
+async function startBenchServer(databaseUrl: string, processor: BenchProcessor): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.resolve('dist-bench/bench/bench-server.js')], {
     env: {
       PATH: process.env.PATH,
       DATABASE_URL: databaseUrl,
+      STRIPE_API_URL: processor.url,
+      STRIPE_SECRET_KEY: processor.secretKey,
       PORT: String(PORT),
       API_TOKENS: `bench:${TOKEN}`,
       // The purge runs only when the bench asks for it.
