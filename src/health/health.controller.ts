@@ -2,6 +2,7 @@ import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { HealthCheckService, type HealthCheckResult, type HealthIndicatorFunction, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator.js';
 import { NotReadyError } from './health.errors.js';
+import { ApiHealth, ApiLive, ApiReady } from './health.openapi.js';
 import { MigrationsHealthIndicator } from './migrations.health.js';
 
 // A probe waits this long for PostgreSQL before calling it down; orchestrators time out at 1–5 s.
@@ -14,6 +15,7 @@ const DATABASE_PING_TIMEOUT_MS = 1_000;
  */
 @Public()
 @Controller('health')
+@ApiHealth()
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
@@ -22,11 +24,13 @@ export class HealthController {
   ) {}
 
   @Get('live')
+  @ApiLive()
   live(): Promise<HealthCheckResult> {
     return this.health.check([]);
   }
 
   @Get('ready')
+  @ApiReady()
   ready(): Promise<HealthCheckResult> {
     return this.checkOrProblem([
       () => this.database.pingCheck('database').withTimeout(DATABASE_PING_TIMEOUT_MS),

@@ -1,9 +1,9 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PROBLEM_TYPE_BASE, type ProblemDocument } from '../problems/problem.js';
 
 /**
- * The OpenAPI schema of every error body (RFC 9457). `implements` keeps it in step with the
- * `ProblemDocument` the filter writes; modules document their own extension members with `allOf`.
+ * The standard members of every error body (RFC 9457). `implements` keeps it in step with the
+ * `ProblemDocument` the filter writes; each problem type's own schema builds on it (`problem-schemas.ts`).
  */
 @ApiSchema({ name: 'Problem', description: 'An RFC 9457 problem, sent as application/problem+json.' })
 export class ProblemDocumentSchema implements ProblemDocument {
@@ -20,7 +20,10 @@ export class ProblemDocumentSchema implements ProblemDocument {
 
   @ApiProperty({ description: 'What happened in this case and what to do next.' })
   readonly detail!: string;
+}
 
-  @ApiPropertyOptional({ type: [String], description: 'Only on `validation-failed`: every reason the request is invalid.', example: ['monto must be an integer amount in minor units (e.g. 1999 for 19.99)'] })
-  readonly errors?: readonly string[];
+/** The member `validation-failed` adds. */
+export class ValidationFailedMembers {
+  @ApiProperty({ type: [String], description: 'Every reason the request is invalid.', example: ['monto must be an integer amount in minor units (e.g. 1999 for 19.99)'] })
+  readonly errors!: readonly string[];
 }

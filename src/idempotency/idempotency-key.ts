@@ -7,6 +7,14 @@ const BARE_KEY = /^[\x21-\x7e]+$/;
 const SF_STRING = /^"((?:[\x20-\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/;
 
 /**
+ * What this parser accepts, as one pattern for the OpenAPI document: a bare key, or a quoted one whose
+ * escapes (`\"`, `\\`) count as one character. Only `\xHH` escapes, which every common regex engine
+ * reads alike; a unit test checks it against the parser.
+ */
+export const KEY_HEADER_PATTERN =
+  `^(?:[\\x21\\x23-\\x7E][\\x21-\\x7E]{0,${MAX_KEY_LENGTH - 1}}|"(?:[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]|\\\\["\\\\]){1,${MAX_KEY_LENGTH}}")$`;
+
+/**
  * Reads an `Idempotency-Key` header: a bare token (Stripe style) or a quoted structured-field
  * string (IETF draft). The quotes and escapes are not part of the key.
  */

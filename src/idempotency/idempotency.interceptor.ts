@@ -109,6 +109,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     } catch (error) {
       await commit.rollback();
       await this.releaseQuietly(claim);
+      // The problem answers for this attempt: nothing the handler set (the Location of a rolled-back row) goes with it.
+      for (const name of REPLAYED_RESPONSE_HEADERS) if (name !== 'content-type') response.removeHeader(name);
       throw error;
     } finally {
       lease.stop();

@@ -1,6 +1,7 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import { Public } from '../auth/public.decorator.js';
+import { ApiMetrics } from './metrics.openapi.js';
 
 /** Prometheus scrape endpoint. Unauthenticated, like /health: keep it off the public proxy. */
 @Public()
@@ -11,6 +12,7 @@ export class MetricsController {
   @Get()
   @Header('Content-Type', Registry.PROMETHEUS_CONTENT_TYPE)
   @Header('Cache-Control', 'no-store')
+  @ApiMetrics()
   scrape(): Promise<string> {
     return this.registry.metrics();
   }

@@ -1,7 +1,9 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiSchema, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { UnauthenticatedError } from '../auth/auth.errors.js';
 import { ApiProblems } from '../http/api-problems.decorator.js';
+import { ValidationFailedMembers } from '../http/problem-document.schema.js';
+import { ApiStoredProblems } from '../idempotency/idempotency.openapi.js';
 import { DatabaseUnavailableError, RequestValidationError, ShuttingDownError } from '../http/http.errors.js';
 import { BODY_PROBLEMS } from '../http/json-body.parser.js';
 import { BEARER_AUTH } from '../http/openapi-docs.js';
@@ -15,14 +17,14 @@ import {
 const PAGO_ID = '0b6c5f0e-6a54-4f1e-9a3b-3b8f5c0f2d11';
 const PAGO_RECHAZADO: PagoResponse = { id: PAGO_ID, numeroOrden: 'ORD-1001', monto: 1999, moneda: 'EUR', montoReembolsado: 0, estado: 'RECHAZADO', creadoEn: '2026-12-02T18:21:37.435Z' };
 
-@ApiSchema({ name: 'PagoRechazadoProblem', description: 'Extension member of `pago-rechazado`.' })
-class PagoRechazadoProblem {
+/** The member `pago-rechazado` adds. */
+class PagoRechazadoMembers {
   @ApiProperty({ type: PagoResponse, description: 'The declined payment (`estado: RECHAZADO`).' })
   readonly pago!: PagoResponse;
 }
 
-@ApiSchema({ name: 'OrdenEnConflictoProblem', description: 'Extension member of `orden-ya-pagada` and `orden-con-pago-en-curso`.' })
-class OrdenEnConflictoProblem {
+/** The member `orden-ya-pagada` and `orden-con-pago-en-curso` add. */
+class OrdenEnConflictoMembers {
   @ApiProperty({ description: 'The payment that holds the order (`unknown` when it settled while we looked).', example: PAGO_ID })
   readonly pagoExistenteId!: string;
 }
@@ -38,30 +40,41 @@ export function ApiPagos(): ClassDecorator {
 
 export function ApiCrearPago(): MethodDecorator {
   return applyDecorators(
-    ApiOperation({ summary: 'Pay an order, at most once per Idempotency-Key' }),
+    ApiOperation({
+      operationId: 'crearPago',
+      summary: 'Pay an order, at most once per Idempotency-Key',
+      description:
+        'Charges the payment method once, however often the request is retried with the same `Idempotency-Key` ' +
+        'and body: a retry gets the stored answer (`Idempotent-Replayed: true`) without charging again. ' +
+        'A retry while the first attempt still runs is `409 idempotency-key-in-flight` at once, or waits for ' +
+        'its answer with `Prefer: wait=N`. An order has at most one approved payment, whatever the keys.',
+    }),
     ApiCreatedResponse({
       type: PagoResponse,
       description: 'Approved (`estado: APROBADO`).',
       headers: { Location: { description: 'The new payment: `/pagos/{id}`.', schema: { type: 'string', example: `/pagos/${PAGO_ID}` } } },
     }),
+    ApiProblems([new RequestValidationError(['monto must be an integer amount in minor units (e.g. 1999 for 19.99)'])], ValidationFailedMembers),
     ApiProblems([
-      new RequestValidationError(['monto must be an integer amount in minor units (e.g. 1999 for 19.99)']),
       ...BODY_PROBLEMS,
       new PasarelaNoDisponibleError(),
       new RateLimitedError(30),
-      // A route-level 503 replaces the controller's: every 503 of this route is listed here.
+      // A route-level status replaces the controller's: every 500 and 503 of this route is listed here,
+      // so that the headers of idempotent answers are documented on them too.
+      new Error('example'),
       new DatabaseUnavailableError(),
       new ShuttingDownError(),
       new ProcesadorSinRespuestaError(),
     ]),
-    ApiProblems([new PagoRechazadoError(PAGO_RECHAZADO)], PagoRechazadoProblem),
-    ApiProblems([new OrdenYaPagadaError('ORD-1001', PAGO_ID), new OrdenConPagoEnCursoError('ORD-1001', PAGO_ID)], OrdenEnConflictoProblem),
+    ApiStoredProblems([new PagoRechazadoError(PAGO_RECHAZADO)], PagoRechazadoMembers),
+    ApiStoredProblems([new OrdenYaPagadaError('ORD-1001', PAGO_ID)], OrdenEnConflictoMembers),
+    ApiProblems([new OrdenConPagoEnCursoError('ORD-1001', PAGO_ID)], OrdenEnConflictoMembers),
   );
 }
 
 export function ApiPagoPorId(): MethodDecorator {
   return applyDecorators(
-    ApiOperation({ summary: 'One of your payments' }),
+    ApiOperation({ operationId: 'obtenerPago', summary: 'One of your payments', description: 'The payment as it is now, in any state.' }),
     ApiParam({ name: 'id', format: 'uuid', description: "Someone else's, unknown and malformed ids are all 404." }),
     ApiOkResponse({ type: PagoResponse }),
     ApiProblems([new PagoNoEncontradoError()]),
@@ -70,8 +83,12 @@ export function ApiPagoPorId(): MethodDecorator {
 
 export function ApiListarPagos(): MethodDecorator {
   return applyDecorators(
-    ApiOperation({ summary: 'Your payments, oldest first' }),
+    ApiOperation({
+      operationId: 'listarPagos',
+      summary: 'Your payments, oldest first',
+      description: 'Every payment of yours in any state; with `numeroOrden`, only that order\'s (at most one of them `APROBADO`).',
+    }),
     ApiOkResponse({ type: [PagoResponse] }),
-    ApiProblems([new RequestValidationError(['numeroOrden must be 1 to 64 characters of A-Z, a-z, 0-9, ".", "_" or "-"'])]),
+    ApiProblems([new RequestValidationError(['numeroOrden must be 1 to 64 characters of A-Z, a-z, 0-9, ".", "_" or "-"'])], ValidationFailedMembers),
   );
 }

@@ -1,7 +1,9 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiSchema, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { UnauthenticatedError } from '../auth/auth.errors.js';
 import { ApiProblems } from '../http/api-problems.decorator.js';
+import { ValidationFailedMembers } from '../http/problem-document.schema.js';
+import { ApiStoredProblems } from '../idempotency/idempotency.openapi.js';
 import { DatabaseUnavailableError, RequestValidationError, ShuttingDownError } from '../http/http.errors.js';
 import { BODY_PROBLEMS } from '../http/json-body.parser.js';
 import { BEARER_AUTH } from '../http/openapi-docs.js';
@@ -17,8 +19,8 @@ import {
 const PAGO_ID = '0b6c5f0e-6a54-4f1e-9a3b-3b8f5c0f2d11';
 const REEMBOLSO_ID = '5f2b1c9a-1d6e-4a57-8f0e-2c7d9b3a4e10';
 
-@ApiSchema({ name: 'ReembolsoExcedePagoProblem', description: 'Extension members of `reembolso-excede-pago`.' })
-class ReembolsoExcedePagoProblem {
+/** The members `reembolso-excede-pago` adds. */
+class ReembolsoExcedePagoMembers {
   @ApiProperty({ type: 'integer', description: 'The amount asked for.', example: 1500 })
   readonly montoSolicitado!: number;
 
@@ -26,9 +28,9 @@ class ReembolsoExcedePagoProblem {
   readonly montoReembolsable!: number;
 }
 
-@ApiSchema({ name: 'PagoNoReembolsableProblem', description: 'Extension member of `pago-no-reembolsable`.' })
-class PagoNoReembolsableProblem {
-  @ApiPropertyOptional({ enum: ESTADOS_PAGO, description: 'The payment\'s state; PENDIENTE comes with Retry-After and is not stored.', example: 'RECHAZADO' })
+/** The member `pago-no-reembolsable` adds. */
+class PagoNoReembolsableMembers {
+  @ApiProperty({ enum: ESTADOS_PAGO, description: 'The payment\'s state; PENDIENTE comes with Retry-After and is not stored.', example: 'RECHAZADO' })
   readonly estadoPago!: string;
 }
 
@@ -46,7 +48,14 @@ export function ApiReembolsos(): ClassDecorator {
 
 export function ApiCrearReembolso(): MethodDecorator {
   return applyDecorators(
-    ApiOperation({ summary: 'Refund (part of) an approved payment, at most once per Idempotency-Key' }),
+    ApiOperation({
+      operationId: 'crearReembolso',
+      summary: 'Refund (part of) an approved payment, at most once per Idempotency-Key',
+      description:
+        'Gives `monto` back once, however often the request is retried with the same `Idempotency-Key`, path ' +
+        'and body: a retry gets the stored answer (`Idempotent-Replayed: true`). The refunds of a payment never ' +
+        'add up to more than it charged, however many arrive at once.',
+    }),
     ApiCreatedResponse({
       type: ReembolsoResponse,
       description: 'Refunded (`estado: APROBADO`).',
@@ -54,29 +63,37 @@ export function ApiCrearReembolso(): MethodDecorator {
         Location: { description: 'The new refund: `/pagos/{pagoId}/reembolsos/{id}`.', schema: { type: 'string', example: `/pagos/${PAGO_ID}/reembolsos/${REEMBOLSO_ID}` } },
       },
     }),
+    ApiProblems([new RequestValidationError(['monto must be an integer amount in minor units (e.g. 500 for 5.00)'])], ValidationFailedMembers),
     ApiProblems([
-      new RequestValidationError(['monto must be an integer amount in minor units (e.g. 500 for 5.00)']),
       ...BODY_PROBLEMS,
       new PasarelaNoDisponibleParaReembolsoError(),
       new RateLimitedError(30),
-      // A route-level 503 replaces the controller's: every 503 of this route is listed here.
+      // A route-level status replaces the controller's: every 500 and 503 of this route is listed here,
+      // so that the headers of idempotent answers are documented on them too.
+      new Error('example'),
       new DatabaseUnavailableError(),
       new ShuttingDownError(),
       new ProcesadorSinRespuestaError('refund'),
-      new ReembolsoRechazadoError(PAGO_ID, 'Charge ch_3Q has already been refunded.'),
     ]),
-    ApiProblems([new ReembolsoExcedePagoError(PAGO_ID, 1500, 1000)], ReembolsoExcedePagoProblem),
-    ApiProblems([new PagoNoReembolsableError(PAGO_ID, 'RECHAZADO'), new PagoNoReembolsableError(PAGO_ID, 'PENDIENTE')], PagoNoReembolsableProblem),
+    // The payment is checked once the key is claimed: its 404 is stored like the route's other final answers.
+    ApiStoredProblems([new PagoNoEncontradoError()]),
+    ApiStoredProblems([new ReembolsoRechazadoError(PAGO_ID, 'Charge ch_3Q has already been refunded.')]),
+    ApiStoredProblems([new ReembolsoExcedePagoError(PAGO_ID, 1500, 1000)], ReembolsoExcedePagoMembers),
+    ApiStoredProblems([new PagoNoReembolsableError(PAGO_ID, 'RECHAZADO')], PagoNoReembolsableMembers),
+    ApiProblems([new PagoNoReembolsableError(PAGO_ID, 'PENDIENTE')], PagoNoReembolsableMembers),
   );
 }
 
 export function ApiListarReembolsos(): MethodDecorator {
-  return applyDecorators(ApiOperation({ summary: "A payment's refunds, oldest first (every state)" }), ApiOkResponse({ type: [ReembolsoResponse] }));
+  return applyDecorators(
+    ApiOperation({ operationId: 'listarReembolsos', summary: "A payment's refunds, oldest first (every state)", description: 'Every refund of the payment: `PENDIENTE`, `APROBADO` and `FALLIDO`.' }),
+    ApiOkResponse({ type: [ReembolsoResponse] }),
+  );
 }
 
 export function ApiReembolsoPorId(): MethodDecorator {
   return applyDecorators(
-    ApiOperation({ summary: 'One refund of one of your payments' }),
+    ApiOperation({ operationId: 'obtenerReembolso', summary: 'One refund of one of your payments', description: 'The refund as it is now; while approved, the body its `201` carried.' }),
     ApiParam({ name: 'id', format: 'uuid', description: 'The refund; unknown and malformed ids are 404.' }),
     ApiOkResponse({ type: ReembolsoResponse }),
     ApiProblems([new ReembolsoNoEncontradoError()]),

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { type AppProcess, startAppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
-import { get, nuevoPago, postPago } from '../support/http.js';
+import { checkedFetch, get, nuevoPago, postPago } from '../support/http.js';
 import { insertExpiredKeys } from '../support/ledger.js';
 import { sampleOf, scrape } from '../support/metrics.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
@@ -147,7 +147,7 @@ describe('health, metrics and logs', () => {
     it('replace an X-Request-Id that is not a plain token with a generated UUID', async () => {
       const answer = await get(app.baseUrl, '/pagos', ALICE);
       expect(answer.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-      const forged = await fetch(`${app.baseUrl}/pagos`, {
+      const forged = await checkedFetch(`${app.baseUrl}/pagos`, {
         headers: { authorization: `Bearer ${ALICE.token}`, 'x-request-id': 'a b {"level":60}' },
       });
       expect(forged.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);

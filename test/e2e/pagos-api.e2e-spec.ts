@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { ALICE, BOB } from '../support/clients.js';
-import { get, type HttpResult, nuevoPago, postJson, postPago } from '../support/http.js';
+import { checkedFetch, get, type HttpResult, nuevoPago, postJson, postPago } from '../support/http.js';
 import { countCharges, countPagos, keyRow } from '../support/ledger.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
@@ -172,7 +172,7 @@ describe('the /pagos API contract (real app, real PostgreSQL)', () => {
     const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': randomUUID(), ...(authorization && { authorization }) };
     const body = nuevoPago();
     const charges = await countCharges(db);
-    const response = await fetch(`${app.baseUrl}/pagos`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const response = await checkedFetch(`${app.baseUrl}/pagos`, { method: 'POST', headers, body: JSON.stringify(body) });
     const text = await response.text();
     const posted = { status: response.status, headers: response.headers, text, json: JSON.parse(text) };
     expectProblem(posted, 401, 'unauthenticated');
@@ -182,7 +182,7 @@ describe('the /pagos API contract (real app, real PostgreSQL)', () => {
     const { rows } = await db.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [headers['idempotency-key']]);
     expect(rows[0].n).toBe(0);
 
-    const listed = await fetch(`${app.baseUrl}/pagos`, { headers: authorization ? { authorization } : {} });
+    const listed = await checkedFetch(`${app.baseUrl}/pagos`, { headers: authorization ? { authorization } : {} });
     expect(listed.status).toBe(401);
     expect(listed.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(listed.headers.get('www-authenticate')).toBe('Bearer realm="pagos"');

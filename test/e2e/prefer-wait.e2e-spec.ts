@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { type AppProcess, startAppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
-import { get, nuevoPago, postPago } from '../support/http.js';
+import { checkedFetch, get, nuevoPago, postPago } from '../support/http.js';
 import { countCharges, keyRow, waitForClaim } from '../support/ledger.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { answeredAt, metricOf, postWaiting, waitForWaiters } from '../support/waiters.js';
@@ -122,7 +122,7 @@ describe('duplicates that wait for the first answer (Prefer: wait)', () => {
     const first = postPago(slow.baseUrl, { client: ALICE, key, body });
     await waitForClaim(db, key);
     const hangUp = new AbortController();
-    const leaving = fetch(`${slow.baseUrl}/pagos`, {
+    const leaving = checkedFetch(`${slow.baseUrl}/pagos`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ALICE.token}`, 'content-type': 'application/json', 'idempotency-key': key, prefer: 'wait=10' },
       body: JSON.stringify(body),

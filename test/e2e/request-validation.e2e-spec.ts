@@ -4,7 +4,8 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { ALICE } from '../support/clients.js';
-import { type HttpResult, nuevoPago, type PagoBody, postPago } from '../support/http.js';
+import { checkAnswer } from '../support/contract.js';
+import { checkedFetch, type HttpResult, nuevoPago, type PagoBody, postPago } from '../support/http.js';
 import { countCharges, countPagos, keyRow } from '../support/ledger.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
@@ -45,7 +46,13 @@ describe('Idempotency-Key and body validation, answered before the key is claime
   }
 
   /** POSTs over a bare socket, byte for byte: fetch and node:http refuse to send control bytes in a header. */
-  function postWithRawKey(key: string, body: unknown): Promise<HttpResult> {
+  async function postWithRawKey(key: string, body: unknown): Promise<HttpResult> {
+    const answer = await sendWithRawKey(key, body);
+    await checkAnswer(`${app.baseUrl}/pagos`, 'POST', answer);
+    return answer;
+  }
+
+  function sendWithRawKey(key: string, body: unknown): Promise<HttpResult> {
     const { hostname, port } = new URL(app.baseUrl);
     const payload = JSON.stringify(body);
     const head = [
@@ -125,7 +132,7 @@ describe('Idempotency-Key and body validation, answered before the key is claime
     const headers = new Headers({ authorization: `Bearer ${ALICE.token}`, 'content-type': 'application/json' });
     headers.append('idempotency-key', first);
     headers.append('idempotency-key', second);
-    const response = await fetch(`${app.baseUrl}/pagos`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const response = await checkedFetch(`${app.baseUrl}/pagos`, { method: 'POST', headers, body: JSON.stringify(body) });
     const text = await response.text();
     expectProblem({ status: response.status, headers: response.headers, text, json: JSON.parse(text) }, 400, 'idempotency-key-invalid');
     expect(await keyRow(db, ALICE.clientId, first)).toBeUndefined();

@@ -10,7 +10,7 @@ import { PendingOperationsFile } from '../../examples/client/pending-operations.
 import type { AttemptReport } from '../../examples/client/send-with-retries.js';
 import { type AppProcess, startAppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
-import { nuevoPago, postPago } from '../support/http.js';
+import { checkedFetch, nuevoPago, postPago } from '../support/http.js';
 import { countChargesOfOrder, keyRow } from '../support/ledger.js';
 import { ResponseDroppingProxy } from '../support/response-dropping-proxy.js';
 import { seededRandom } from '../support/seeded-random.js';
@@ -63,7 +63,7 @@ describe('the example retrying client against the running service', () => {
     const attempts: AttemptReport<PagosAnswer>[] = [];
     const sleeps: number[] = [];
     const dependencies: PayDependencies = {
-      client: new PagosClient({ baseUrl, apiToken: ALICE.token, timeoutMs: 15_000, waitSeconds: options.waitSeconds, fetch: options.fetch }),
+      client: new PagosClient({ baseUrl, apiToken: ALICE.token, timeoutMs: 15_000, waitSeconds: options.waitSeconds, fetch: options.fetch ?? checkedFetch }),
       pending: new PendingOperationsFile(file),
       policy: { maxAttempts: options.maxAttempts ?? 6, baseDelayMs: 100, maxDelayMs: 2_000, random: seededRandom(11) },
       sleep: async (ms) => {
@@ -122,7 +122,7 @@ describe('the example retrying client against the running service', () => {
     const seenOnDisk: (string | undefined)[] = [];
     const dyingFetch: FetchLike = async (url, init) => {
       seenOnDisk.push(new PendingOperationsFile(first.file).find(pago.numeroOrden)?.idempotencyKey);
-      await (await fetch(url, init)).text();
+      await (await checkedFetch(url, init)).text();
       throw new Error('the app was killed before it read the answer');
     };
     const first = harness(service.baseUrl, { fetch: dyingFetch, maxAttempts: 1 });
@@ -152,7 +152,7 @@ describe('the example retrying client against the running service', () => {
     const prefers: Array<string | null> = [];
     const recordingFetch: FetchLike = (url, init) => {
       prefers.push(new Headers(init.headers).get('prefer'));
-      return fetch(url, init);
+      return checkedFetch(url, init);
     };
     // The client's pending file already holds the operation, as after a first attempt that timed out.
     const { dependencies, attempts, sleeps } = harness(slowService.baseUrl, { fetch: recordingFetch });

@@ -31,7 +31,7 @@ describeWhenAvailable(CHROMIUM, 'Swagger UI at /docs in a real browser', () => {
   });
 
   const page = () => browser.page;
-  const postPagos = () => page().locator('#operations-pagos-PagosController_crear');
+  const postPagos = () => page().locator('#operations-pagos-crearPago');
   const liveResponse = () => postPagos().locator('.live-responses-table .response').first();
   // Swagger UI's live answer: "Response body" (a highlighted block), then "Response headers" (a <pre>).
   const headersOf = (response: Locator) => response.locator('div:has(> h5:text-is("Response headers")) > pre');

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { TEST_API_TOKENS } from './clients.js';
+import { checkAnswersOf } from './contract.js';
 
 const MAIN = path.resolve('dist/src/main.js');
 const READY_LINE = 'pagos listening on port';
@@ -20,7 +21,10 @@ export interface AppProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** The built service (`npm test` builds it first) as a separate OS process on a free loopback port. */
+/**
+ * The built service (`npm test` builds it first) as a separate OS process on a free loopback port.
+ * Every answer the test helpers (`http.ts`) get from it is checked against its OpenAPI document.
+ */
 export async function startAppProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<AppProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
@@ -31,8 +35,11 @@ export async function startAppProcess(databaseUrl: string, env: Record<string, s
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   await waitFor(() => output.includes(READY_LINE), child, () => output);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  // Its answers are checked against the OpenAPI document from now on (see contract.ts).
+  await checkAnswersOf(baseUrl);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
     child,
     output: () => output,
     stop: async (signal = 'SIGTERM') => {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TestClient } from './clients.js';
+import { checkAnswer } from './contract.js';
 
 export interface HttpResult {
   readonly status: number;
@@ -50,13 +51,30 @@ export async function postJson(baseUrl: string, path: string, options: PostOptio
     ...(options.key !== undefined && { 'idempotency-key': options.key }),
     ...options.headers,
   };
-  const response = await fetch(`${baseUrl}${path}`, { method: 'POST', headers, body: options.rawBody ?? JSON.stringify(options.body) });
-  return read(response);
+  return send(`${baseUrl}${path}`, { method: 'POST', headers, body: options.rawBody ?? JSON.stringify(options.body) });
 }
 
 export async function get(baseUrl: string, path: string, client?: TestClient): Promise<HttpResult> {
   const headers: Record<string, string> = client ? { authorization: `Bearer ${client.token}` } : {};
-  return read(await fetch(`${baseUrl}${path}`, { headers }));
+  return send(`${baseUrl}${path}`, { headers });
+}
+
+/**
+ * `fetch`, with the answer checked against the OpenAPI document when it comes from a pagos service
+ * (see contract.ts): for tests that need a request the helpers above can't make, and for clients
+ * that take a fetch function.
+ */
+export async function checkedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const request = new Request(input, init);
+  const response = await fetch(request);
+  await checkAnswer(request.url, request.method, await read(response.clone()));
+  return response;
+}
+
+async function send(url: string, init: RequestInit): Promise<HttpResult> {
+  const answer = await read(await fetch(url, init));
+  await checkAnswer(url, init.method ?? 'GET', answer);
+  return answer;
 }
 
 async function read(response: Response): Promise<HttpResult> {

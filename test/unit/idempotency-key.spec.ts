@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { MAX_KEY_LENGTH } from '../../src/idempotency/idempotency.constants.js';
-import { parseIdempotencyKey, type KeyParseResult } from '../../src/idempotency/idempotency-key.js';
+import fc from 'fast-check';
+import { KEY_HEADER_PATTERN, parseIdempotencyKey, type KeyParseResult } from '../../src/idempotency/idempotency-key.js';
 
 /** Pure parsing of the `Idempotency-Key` header; nothing else is involved. */
 const UUID = '6f1c2d3e-4b5a-4c7d-8e9f-0a1b2c3d4e5f';
@@ -123,5 +124,31 @@ describe('parseIdempotencyKey: quoted structured-field string (RFC 9651)', () =>
     ['DEL inside the quotes', '"a\x7fb"'],
   ])('%s is rejected as an invalid structured-field string', (_name, header) => {
     expect(reasonOf(parseIdempotencyKey(header))).toBe(INVALID_SF_STRING);
+  });
+});
+
+describe('KEY_HEADER_PATTERN (the OpenAPI schema of the header)', () => {
+  // Both readings a client's regex engine may give it: JavaScript with and without the u flag.
+  const patterns = [new RegExp(KEY_HEADER_PATTERN), new RegExp(KEY_HEADER_PATTERN, 'u')];
+  // Printable ASCII, a few bytes around it, and long runs, so that both length limits are crossed.
+  const character = fc.oneof(fc.constantFrom(' ', '"', '\\', '\t', '\x7f', 'ñ', 'a', '-'), fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)));
+  const value = fc.oneof(
+    fc.array(character, { maxLength: 20 }).map((chars) => chars.join('')),
+    fc.tuple(fc.constantFrom('', '"'), fc.integer({ min: 250, max: 260 }), character, fc.constantFrom('', '"')).map(([open, n, c, close]) => open + c.repeat(n) + close),
+  );
+
+  it('accepts exactly the values the parser accepts (trimmed values, as they arrive)', () => {
+    fc.assert(
+      fc.property(value.filter((text) => text === text.trim()), (text) => {
+        for (const pattern of patterns) expect({ text, matches: pattern.test(text) }).toEqual({ text, matches: parseIdempotencyKey(text).ok });
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('agrees on the limits: 255 characters bare or quoted (escapes count once), not 256', () => {
+    for (const text of ['k'.repeat(MAX_KEY_LENGTH), `"${'\\"'.repeat(MAX_KEY_LENGTH)}"`, 'k'.repeat(MAX_KEY_LENGTH + 1), `"${'k'.repeat(MAX_KEY_LENGTH + 1)}"`, '""']) {
+      expect({ text, matches: new RegExp(KEY_HEADER_PATTERN).test(text) }).toEqual({ text, matches: parseIdempotencyKey(text).ok });
+    }
   });
 });

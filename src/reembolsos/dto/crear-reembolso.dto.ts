@@ -18,8 +18,13 @@ export const CrearReembolsoDto = z
     motivo: z
       .string({ error: fieldTypeError('motivo', 'a string') })
       .max(MOTIVO_MAXIMO, { error: `motivo must be at most ${MOTIVO_MAXIMO} characters` })
-      // No control characters (C0, DEL, C1) and no lone surrogates: what is stored is what any client can print.
-      .regex(/^(?:[^\p{Cc}\p{Cs}])*$/u, { error: 'motivo must be printable text without control characters' })
+      // No control characters (C0, DEL, C1: all of \p{Cc}) and no lone surrogates: what is stored is what any
+      // client can print. The pattern goes into the OpenAPI document, so it uses only `\xHH` escapes, which
+      // every common regex engine reads alike (\p{…} is refused by Python's `re` and means something else
+      // in JavaScript without the u flag). A lone surrogate can't be sent as UTF-8 text, only as a JSON
+      // escape: the refinement catches it, undocumented.
+      .regex(/^[^\x00-\x1F\x7F-\x9F]*$/, { error: 'motivo must be printable text without control characters' })
+      .refine((text) => !/\p{Cs}/u.test(text), { error: 'motivo must be printable text without control characters' })
       .optional()
       .meta({ description: 'Why, for your records; at most 200 characters without control characters.', example: 'producto devuelto' }),
   })
