@@ -39,7 +39,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   health: ['problems', 'auth', 'http'],
   pagos: ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'scheduling'],
   reembolsos: ['problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'pagos'],
-  metrics: ['auth', 'idempotency', 'rate-limit', 'pagos', 'reembolsos'],
+  metrics: ['problems', 'auth', 'http', 'idempotency', 'rate-limit', 'pagos', 'reembolsos'],
   ops: ['config', 'bootstrap', 'database', 'auth', 'idempotency', 'pagos', 'reembolsos'],
 };
 
