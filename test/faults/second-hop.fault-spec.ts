@@ -10,7 +10,6 @@ import { pagoAprobado, processorRefundsOf, refundTotals } from '../support/refun
 import { backdateAbandoned, estadoOf } from '../support/stale-payments.js';
 import { RECONCILE_EVERY_SECOND, RECONCILE_NEVER } from '../support/survivor-and-victims.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
-import { waitUntil as waitBriefly } from '../support/waiting.js';
 
 /**
  * Exactly once across the second network hop, service → processor: the local processor runs as a
@@ -19,8 +18,19 @@ import { waitUntil as waitBriefly } from '../support/waiting.js';
  * official stripe SDK, PostgreSQL.
  */
 
-// Settling involves a processor call with latency and a reconcile pass: allow more than the default 5 s on a loaded machine.
-const waitUntil = (condition: () => Promise<boolean>): Promise<void> => waitBriefly(condition, 4_000);
+/**
+ * Settling involves a processor call with latency and a reconcile pass: on a loaded machine that can
+ * take far longer than a state change in one process, so waits are bounded in time and say what they waited for.
+ */
+async function eventually(what: string, condition: () => Promise<boolean>, seconds = 40): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`not within ${seconds} s: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+// The tests that kill a service and wait for the reconciler.
+const RECONCILED_TEST_TIMEOUT_MS = 120_000;
 describe('the second hop: the processor loses answers, fails, is slow or down', () => {
   let url: string;
   let db: pg.Client;
@@ -122,7 +132,7 @@ describe('the second hop: the processor loses answers, fails, is slow or down', 
     expect(down.headers.get('retry-after')).toBe('5');
     expect(await countChargesOfOrder(db, body.numeroOrden)).toBe(0);
     expect(await keyRow(db, ALICE.clientId, key)).toMatchObject({ status: 'released' });
-    await waitUntil(async () => (await fetch(`${processor.url}/v1/payment_intents`).catch(() => undefined)) !== undefined);
+    await eventually('the processor listens again', async () => (await fetch(`${processor.url}/v1/payment_intents`).catch(() => undefined)) !== undefined);
     const back = await pay(key, body);
     expect(back.status).toBe(201);
     expect(await countChargesOfOrder(db, body.numeroOrden)).toBe(1);
@@ -136,7 +146,7 @@ describe('the second hop: the processor loses answers, fails, is slow or down', 
     const body = nuevoPago();
     const first = await pay(key, body, impatient.baseUrl);
     expect(first.status).toBe(503);
-    await waitUntil(async () => (await countChargesOfOrder(db, body.numeroOrden)) === 1);
+    await eventually('the processor charged the order once', async () => (await countChargesOfOrder(db, body.numeroOrden)) === 1);
     const retry = await pay(key, body, impatient.baseUrl);
     expect(retry.status).toBe(201);
     expect(await countChargesOfOrder(db, body.numeroOrden)).toBe(1);
@@ -149,18 +159,18 @@ describe('the second hop: the processor loses answers, fails, is slow or down', 
     const key = randomUUID();
     const body = nuevoPago();
     const lost = pay(key, body, victim.baseUrl).catch(() => undefined);
-    await waitUntil(async () => (await db.query(`SELECT 1 FROM pagos WHERE numero_orden = $1 AND gateway_charge_id IS NOT NULL`, [body.numeroOrden])).rowCount === 1);
+    await eventually('the intent is recorded', async () => (await db.query(`SELECT 1 FROM pagos WHERE numero_orden = $1 AND gateway_charge_id IS NOT NULL`, [body.numeroOrden])).rowCount === 1);
     await victim.stop('SIGKILL');
     await lost;
-    await waitUntil(async () => (await countChargesOfOrder(db, body.numeroOrden)) === 1);
+    await eventually('the processor charged the order once', async () => (await countChargesOfOrder(db, body.numeroOrden)) === 1);
     await backdateAbandoned(db, body.numeroOrden);
-    await waitUntil(async () => (await estadoOf(db, body.numeroOrden)) !== 'PENDIENTE');
+    await eventually('the reconciler settles the payment', async () => (await estadoOf(db, body.numeroOrden)) !== 'PENDIENTE');
     expect(await estadoOf(db, body.numeroOrden)).toBe('APROBADO');
     const late = await pay(key, body);
     expect(late.status).toBe(201);
     expect(late.headers.get('idempotent-replayed')).toBe('true');
     expect(await countChargesOfOrder(db, body.numeroOrden)).toBe(1);
-  });
+  }, RECONCILED_TEST_TIMEOUT_MS);
 
   it('killed after the intent was created, before its confirmation took effect: the reconciler cancels it, FALLIDO, and a new key pays the order once', async () => {
     const victim = await startAppProcess(url, { ...processor.serviceEnv, DB_MIGRATIONS_RUN: 'false', PAGOS_RECONCILE_CRON: RECONCILE_NEVER });
@@ -170,13 +180,13 @@ describe('the second hop: the processor loses answers, fails, is slow or down', 
     const key = randomUUID();
     const body = nuevoPago();
     const lost = pay(key, body, victim.baseUrl).catch(() => undefined);
-    await waitUntil(async () => (await db.query(`SELECT 1 FROM pagos WHERE numero_orden = $1 AND gateway_charge_id IS NOT NULL`, [body.numeroOrden])).rowCount === 1);
+    await eventually('the intent is recorded', async () => (await db.query(`SELECT 1 FROM pagos WHERE numero_orden = $1 AND gateway_charge_id IS NOT NULL`, [body.numeroOrden])).rowCount === 1);
     await Promise.all([victim.stop('SIGKILL'), processor.stop('SIGKILL')]);
     await lost;
     processor = await startProcessorProcess(url, { PROCESSOR_PORT: new URL(processor.url).port });
 
     await backdateAbandoned(db, body.numeroOrden);
-    await waitUntil(async () => (await estadoOf(db, body.numeroOrden)) !== 'PENDIENTE');
+    await eventually('the reconciler settles the payment', async () => (await estadoOf(db, body.numeroOrden)) !== 'PENDIENTE');
     expect(await estadoOf(db, body.numeroOrden)).toBe('FALLIDO');
     const { rows } = await db.query(
       `SELECT pi.status FROM procesador_local.payment_intents pi JOIN pagos p ON p.gateway_charge_id = pi.id WHERE p.numero_orden = $1`,
@@ -187,7 +197,7 @@ describe('the second hop: the processor loses answers, fails, is slow or down', 
     const paid = await pay(randomUUID(), body);
     expect(paid.status).toBe(201);
     expect(await countChargesOfOrder(db, body.numeroOrden)).toBe(1);
-  });
+  }, RECONCILED_TEST_TIMEOUT_MS);
 
   describe('refunds', () => {
     const refund = (pagoId: string, key: string, monto: number): Promise<HttpResult> =>
@@ -235,7 +245,7 @@ describe('the second hop: the processor loses answers, fails, is slow or down', 
       const down = await refund(pagoId, key, 200);
       expect(down.status).toBe(503);
       expect(down.headers.get('retry-after')).toBe('5');
-      await waitUntil(async () => (await fetch(`${processor.url}/v1/refunds`).catch(() => undefined)) !== undefined);
+      await eventually('the processor listens again', async () => (await fetch(`${processor.url}/v1/refunds`).catch(() => undefined)) !== undefined);
       const back = await refund(pagoId, key, 200);
       expect(back.status).toBe(201);
       expect(await processorRefundsOf(db, ALICE, key)).toEqual([{ amount: 200 }]);
