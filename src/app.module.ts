@@ -5,6 +5,7 @@ import { AuthModule } from './auth/auth.module.js';
 import { clientIdOf } from './auth/authenticated-client.js';
 import type { AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
+import { EventosModule } from './eventos/eventos.module.js';
 import { HealthModule } from './health/health.module.js';
 import { Draining } from './http/draining.js';
 import { createValidationPipe, VALIDATION_PIPE, validateRouteBody } from './http/validation.js';
@@ -43,6 +44,7 @@ export class AppModule {
         }),
         PagosModule,
         ReembolsosModule,
+        EventosModule,
         ...extraImports,
       ],
       providers: [Draining, { provide: VALIDATION_PIPE, useValue: validationPipe }],

@@ -37,10 +37,12 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   idempotency: ['problems', 'database', 'http', 'scheduling'],
   'rate-limit': ['config', 'problems', 'auth'],
   health: ['problems', 'auth', 'http'],
-  pagos: ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'scheduling'],
-  reembolsos: ['problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'pagos'],
+  // The outbox and the event feed: generic, below the features that declare events.
+  eventos: ['problems', 'database', 'auth', 'http'],
+  pagos: ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'scheduling', 'eventos'],
+  reembolsos: ['problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'pagos', 'eventos'],
   metrics: ['auth', 'idempotency', 'rate-limit', 'pagos', 'reembolsos'],
-  ops: ['config', 'bootstrap', 'database', 'auth', 'idempotency', 'pagos', 'reembolsos'],
+  ops: ['config', 'bootstrap', 'database', 'auth', 'idempotency', 'pagos', 'reembolsos', 'eventos'],
 };
 
 /** The one file of src/ that may import the top-level processor/ (the local Stripe-compatible processor): the rest know it as a URL. */
