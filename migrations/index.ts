@@ -10,6 +10,7 @@ import { PlanOnceIdempotencyStatements1764700014000 } from './1764700014000-plan
 import { PlanOncePagosStatements1764700015000 } from './1764700015000-plan-once-pagos-statements.js';
 import { ProcessorIntents1764700016000 } from './1764700016000-processor-intents.js';
 import { CreateEventos1764700017000 } from './1764700017000-create-eventos.js';
+import { CreateWebhookEndpoints1764700018000 } from './1764700018000-create-webhook-endpoints.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   PlanOncePagosStatements1764700015000,
   ProcessorIntents1764700016000,
   CreateEventos1764700017000,
+  CreateWebhookEndpoints1764700018000,
 ];

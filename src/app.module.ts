@@ -14,7 +14,10 @@ import { LoggingModule } from './logging/logging.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { PagosModule } from './pagos/pagos.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
+import { TIPOS_EVENTO_PAGO } from './pagos/pago-eventos.js';
 import { ReembolsosModule } from './reembolsos/reembolsos.module.js';
+import { TIPOS_EVENTO_REEMBOLSO } from './reembolsos/reembolso-eventos.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 /** Composes the modules; `config.databaseUrl` must be resolved (see main.ts). */
 @Module({})
@@ -45,6 +48,7 @@ export class AppModule {
         PagosModule,
         ReembolsosModule,
         EventosModule,
+        WebhooksModule.forRoot({ eventTypes: [...TIPOS_EVENTO_PAGO, ...TIPOS_EVENTO_REEMBOLSO], allowInsecureUrls: config.webhooks.allowInsecureUrls }),
         ...extraImports,
       ],
       providers: [Draining, { provide: VALIDATION_PIPE, useValue: validationPipe }],

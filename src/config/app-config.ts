@@ -31,6 +31,10 @@ export interface AppConfig {
     /** When the reconciler settles payments their clients abandoned (cron syntax with seconds). */
     readonly reconcileCron: string;
   };
+  readonly webhooks: {
+    /** http URLs and internal hosts allowed: only for local development and tests (no SSRF protection). */
+    readonly allowInsecureUrls: boolean;
+  };
   /**
    * Where payments are charged. No secret key: the embedded local processor (Stripe-compatible, no
    * real money), which main.ts starts and then fills `apiUrl` and `secretKey` in from.
@@ -156,6 +160,8 @@ function toAppConfig(env: EnvSchema): AppConfig {
       },
     },
     pagos: { reconcileCron: env.PAGOS_RECONCILE_CRON ?? d.reconcileCron },
+    // Off unless asked for: a webhook URL is a request the service makes on a client's behalf.
+    webhooks: { allowInsecureUrls: env.WEBHOOKS_ALLOW_INSECURE_URLS === 'true' },
     processor: {
       secretKey: env.STRIPE_SECRET_KEY,
       apiUrl: env.STRIPE_API_URL ?? d.stripeApiUrl,

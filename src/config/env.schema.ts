@@ -111,6 +111,11 @@ export class EnvSchema {
   @Validate(CronExpressionConstraint)
   PAGOS_RECONCILE_CRON?: string;
 
+  /** `true` allows webhook URLs over http and to loopback, private and other internal addresses (development, tests). */
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  WEBHOOKS_ALLOW_INSECURE_URLS?: string;
+
   /** `production` refuses to start without STRIPE_SECRET_KEY: the local processor moves no real money. */
   @IsOptional()
   @IsString()

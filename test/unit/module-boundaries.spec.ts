@@ -41,6 +41,8 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   eventos: ['problems', 'database', 'auth', 'http'],
   pagos: ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'scheduling', 'eventos'],
   reembolsos: ['problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'pagos', 'eventos'],
+  // Webhook endpoints (and their delivery): generic, told the event types by the app.
+  webhooks: ['problems', 'database', 'auth', 'http', 'idempotency', 'eventos'],
   metrics: ['auth', 'idempotency', 'rate-limit', 'pagos', 'reembolsos'],
   ops: ['config', 'bootstrap', 'database', 'auth', 'idempotency', 'pagos', 'reembolsos', 'eventos'],
 };
