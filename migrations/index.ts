@@ -11,6 +11,8 @@ import { PlanOncePagosStatements1764700015000 } from './1764700015000-plan-once-
 import { ProcessorIntents1764700016000 } from './1764700016000-processor-intents.js';
 import { CreateEventos1764700017000 } from './1764700017000-create-eventos.js';
 import { CreateWebhookEndpoints1764700018000 } from './1764700018000-create-webhook-endpoints.js';
+import { CreateWebhookDeliveries1764700019000 } from './1764700019000-create-webhook-deliveries.js';
+import { InstallPgBoss1764700020000 } from './1764700020000-install-pg-boss.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -27,4 +29,6 @@ export const MIGRATIONS = [
   ProcessorIntents1764700016000,
   CreateEventos1764700017000,
   CreateWebhookEndpoints1764700018000,
+  CreateWebhookDeliveries1764700019000,
+  InstallPgBoss1764700020000,
 ];

@@ -17,6 +17,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { TIPOS_EVENTO_PAGO } from './pagos/pago-eventos.js';
 import { ReembolsosModule } from './reembolsos/reembolsos.module.js';
 import { TIPOS_EVENTO_REEMBOLSO } from './reembolsos/reembolso-eventos.js';
+import { WebhookDeliveryModule } from './webhooks/webhook-delivery.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 /** Composes the modules; `config.databaseUrl` must be resolved (see main.ts). */
@@ -47,6 +48,7 @@ export class AppModule {
         }),
         PagosModule,
         ReembolsosModule,
+        WebhookDeliveryModule.forRoot({ databaseUrl: config.databaseUrl, ...config.webhooks, work: true }),
         EventosModule,
         WebhooksModule.forRoot({ eventTypes: [...TIPOS_EVENTO_PAGO, ...TIPOS_EVENTO_REEMBOLSO], allowInsecureUrls: config.webhooks.allowInsecureUrls }),
         ...extraImports,

@@ -34,6 +34,10 @@ export interface AppConfig {
   readonly webhooks: {
     /** http URLs and internal hosts allowed: only for local development and tests (no SSRF protection). */
     readonly allowInsecureUrls: boolean;
+    /** Seconds before each retry of a failed delivery; the endpoint is disabled when the last one fails. */
+    readonly retryScheduleSeconds: readonly number[];
+    /** One attempt's bound, connection to last byte. */
+    readonly timeoutSeconds: number;
   };
   /**
    * Where payments are charged. No secret key: the embedded local processor (Stripe-compatible, no
@@ -109,6 +113,11 @@ export const CONFIG_DEFAULTS = {
   rateLimitRedisPrefix: 'pagos:rate-limit:',
   logLevel: 'info',
   logFormat: 'auto',
+  // The Standard Webhooks spec's suggestion: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h — over a day and
+  // a half, so a consumer down for a night's deploy or a weekend morning still gets every event.
+  webhookRetrySchedule: '5,300,1800,7200,18000,36000,36000',
+  // As Stripe: a consumer should acknowledge at once and work later; 10 s bounds a hung one.
+  webhookTimeoutSeconds: 10,
 } as const;
 
 /**
@@ -161,7 +170,11 @@ function toAppConfig(env: EnvSchema): AppConfig {
     },
     pagos: { reconcileCron: env.PAGOS_RECONCILE_CRON ?? d.reconcileCron },
     // Off unless asked for: a webhook URL is a request the service makes on a client's behalf.
-    webhooks: { allowInsecureUrls: env.WEBHOOKS_ALLOW_INSECURE_URLS === 'true' },
+    webhooks: {
+      allowInsecureUrls: env.WEBHOOKS_ALLOW_INSECURE_URLS === 'true',
+      retryScheduleSeconds: (env.WEBHOOK_RETRY_SCHEDULE ?? d.webhookRetrySchedule).split(',').map(Number),
+      timeoutSeconds: env.WEBHOOK_TIMEOUT_SECONDS ?? d.webhookTimeoutSeconds,
+    },
     processor: {
       secretKey: env.STRIPE_SECRET_KEY,
       apiUrl: env.STRIPE_API_URL ?? d.stripeApiUrl,

@@ -71,7 +71,7 @@ export class PagosAbandonados implements AbandonedOperationKind<Pago, Desenlace>
     const [row] = await queryRows<PagoRow>(db, CONCILIAR_PAGO, [item.id, desenlace.estado, desenlace.intentId, version]);
     if (!row) return undefined;
     const cerrado = toPago(row);
-    this.outbox.record(db, eventoDePago(cerrado.clientId, cerrado));
+    await this.outbox.record(db, eventoDePago(cerrado.clientId, cerrado));
     return { result: resultOf(cerrado.estado), answer: cerrado.estado === 'FALLIDO' ? undefined : storedAnswerOf(cerrado) };
   }
 

@@ -112,7 +112,7 @@ export class PagosService {
   private async fallar(clientId: string, pago: PagoEnCurso): Promise<never> {
     await this.transactions.run(async (db) => {
       const [fallido] = await queryRows<PagoRow>(db, FALLAR_PAGO, [pago.id]);
-      if (fallido) this.outbox.record(db, eventoDePago(clientId, toPago(fallido)));
+      if (fallido) await this.outbox.record(db, eventoDePago(clientId, toPago(fallido)));
     });
     throw new PasarelaNoDisponibleError();
   }
@@ -122,7 +122,7 @@ export class PagosService {
     const [cerrado] = await queryRows<PagoVisibleRow>(db, CERRAR_PAGO, [pago.id, cobro.estado, cobro.intentId]);
     if (cerrado) {
       const visible = toPagoVisible(cerrado);
-      this.outbox.record(db, eventoDePago(clientId, visible));
+      await this.outbox.record(db, eventoDePago(clientId, visible));
       return visible;
     }
     const [actual] = await queryRows<PagoRow>(db, PAGO_POR_OPERACION, [pago.operationId]);

@@ -58,13 +58,13 @@ export class ReembolsosAbandonados implements AbandonedOperationKind<Reembolso, 
     if (!refund) {
       const [fallido] = await queryRows<ReembolsoRow>(db, CONCILIAR_REEMBOLSO_FALLIDO, [item.id, version]);
       if (!fallido) return undefined;
-      this.outbox.record(db, eventoDeReembolso(toReembolso(fallido)));
+      await this.outbox.record(db, eventoDeReembolso(toReembolso(fallido)));
       return { result: 'failed', answer: undefined };
     }
     const [row] = await queryRows<ReembolsoRow>(db, CONCILIAR_REEMBOLSO_APROBADO, [item.id, refund.id, version]);
     if (!row) return undefined;
     const aprobado = toReembolso(row);
-    this.outbox.record(db, eventoDeReembolso(aprobado));
+    await this.outbox.record(db, eventoDeReembolso(aprobado));
     return { result: 'approved', answer: storedAnswerOf(aprobado) };
   }
 

@@ -170,7 +170,7 @@ export class ReembolsosService {
     const [row] = await queryRows<ReembolsoRow>(db, statement, params);
     if (row) {
       const cerrado = toReembolso(row);
-      this.outbox.record(db, eventoDeReembolso(cerrado));
+      await this.outbox.record(db, eventoDeReembolso(cerrado));
       return cerrado;
     }
     const [actual] = await queryRows<ReembolsoRow>(db, REEMBOLSO_POR_OPERACION, [reembolso.operationId]);

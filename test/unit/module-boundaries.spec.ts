@@ -44,7 +44,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // Webhook endpoints (and their delivery): generic, told the event types by the app.
   webhooks: ['problems', 'database', 'auth', 'http', 'idempotency', 'eventos'],
   metrics: ['auth', 'idempotency', 'rate-limit', 'pagos', 'reembolsos'],
-  ops: ['config', 'bootstrap', 'database', 'auth', 'idempotency', 'pagos', 'reembolsos', 'eventos'],
+  ops: ['config', 'bootstrap', 'database', 'auth', 'idempotency', 'pagos', 'reembolsos', 'eventos', 'webhooks'],
 };
 
 /** The one file of src/ that may import the top-level processor/ (the local Stripe-compatible processor): the rest know it as a URL. */

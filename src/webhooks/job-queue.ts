@@ -1,0 +1,62 @@
+import { Logger } from '@nestjs/common';
+import { PgBoss } from 'pg-boss';
+import type { Queryable } from '../database/query-rows.js';
+
+/**
+ * The job queue: pg-boss on the service's own PostgreSQL (schema `pgboss`). A job is enqueued on the
+ * caller's transaction (`send(db, …)`), so it exists exactly when the change that made it commits.
+ * pg-boss fetches with SELECT … FOR UPDATE SKIP LOCKED: every replica works, and a job is active in
+ * one of them at a time; a worker that dies stops sending heartbeats and its job is retried.
+ * Knows nothing of webhooks or payments.
+ */
+export class JobQueue {
+  private readonly logger = new Logger(JobQueue.name);
+  private readonly boss: PgBoss;
+
+  /** `maintain`: this process also runs pg-boss's supervision (expiring dead runs); false for a one-off command. */
+  constructor(connectionString: string, private readonly queues: Readonly<Record<string, QueueSettings>>, maintain: boolean) {
+    // Its own small pool: the workers' fetches and heartbeats never wait behind the API's requests.
+    // Supervision every 5 s: a run whose worker died is retried within its heartbeat (10 s) and that.
+    this.boss = new PgBoss({
+      connectionString, max: maintain ? 4 : 1, application_name: 'pagos-jobs',
+      supervise: maintain, schedule: false, monitorIntervalSeconds: 5, superviseIntervalSeconds: 5,
+    });
+    this.boss.on('error', (error: Error) => this.logger.error(`job queue: ${error.message}`));
+  }
+
+  async start(): Promise<void> {
+    await this.boss.start();
+    for (const [name, settings] of Object.entries(this.queues)) {
+      await this.boss.createQueue(name, {
+        retryLimit: settings.crashRetries,
+        retryDelay: 1,
+        expireInSeconds: settings.expireInSeconds,
+        heartbeatSeconds: 10,
+        deleteAfterSeconds: 7 * 86400,
+      });
+    }
+  }
+
+  /** Enqueues on `db`'s transaction; `startAfterSeconds` delays it. */
+  async send(db: Queryable, name: string, data: object, startAfterSeconds = 0): Promise<void> {
+    await this.boss.send(name, data, { db: { executeSql: (text: string, values?: unknown[]) => db.query(text, values) }, ...(startAfterSeconds > 0 && { startAfter: startAfterSeconds }) });
+  }
+
+  /** Runs `handler` for each job of `name`, `concurrency` at a time in this process. A handler that throws is retried (a crash). */
+  async work<T extends object>(name: string, concurrency: number, handler: (data: T) => Promise<void>): Promise<void> {
+    await this.boss.work<T>(name, { localConcurrency: concurrency, pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
+      for (const job of jobs) await handler(job.data);
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.boss.stop({ graceful: true, timeout: 5_000 });
+  }
+}
+
+export interface QueueSettings {
+  /** Retries of a job whose run failed unexpectedly (crash, lost database): not the webhook schedule. */
+  readonly crashRetries: number;
+  /** A run active longer than this is presumed dead and retried. */
+  readonly expireInSeconds: number;
+}
