@@ -49,7 +49,7 @@ export class AppModule {
         PagosModule,
         ReembolsosModule,
         WebhookDeliveryModule.forRoot({ databaseUrl: config.databaseUrl, ...config.webhooks, work: true }),
-        EventosModule,
+        EventosModule.forRoot({ ttlDays: config.eventsTtlDays, purgeCron: config.idempotency.purgeCron }),
         WebhooksModule.forRoot({ eventTypes: [...TIPOS_EVENTO_PAGO, ...TIPOS_EVENTO_REEMBOLSO], allowInsecureUrls: config.webhooks.allowInsecureUrls }),
         ...extraImports,
       ],

@@ -31,6 +31,8 @@ export interface AppConfig {
     /** When the reconciler settles payments their clients abandoned (cron syntax with seconds). */
     readonly reconcileCron: string;
   };
+  /** Events are purged once older than this (with the keys' purge schedule). */
+  readonly eventsTtlDays: number;
   readonly webhooks: {
     /** http URLs and internal hosts allowed: only for local development and tests (no SSRF protection). */
     readonly allowInsecureUrls: boolean;
@@ -118,6 +120,8 @@ export const CONFIG_DEFAULTS = {
   webhookRetrySchedule: '5,300,1800,7200,18000,36000,36000',
   // As Stripe: a consumer should acknowledge at once and work later; 10 s bounds a hung one.
   webhookTimeoutSeconds: 10,
+  // As Stripe keeps events: a consumer back from a month's outage can still catch up from the feed.
+  eventsTtlDays: 30,
 } as const;
 
 /**
@@ -170,6 +174,7 @@ function toAppConfig(env: EnvSchema): AppConfig {
     },
     pagos: { reconcileCron: env.PAGOS_RECONCILE_CRON ?? d.reconcileCron },
     // Off unless asked for: a webhook URL is a request the service makes on a client's behalf.
+    eventsTtlDays: env.EVENTS_TTL_DAYS ?? d.eventsTtlDays,
     webhooks: {
       allowInsecureUrls: env.WEBHOOKS_ALLOW_INSECURE_URLS === 'true',
       retryScheduleSeconds: (env.WEBHOOK_RETRY_SCHEDULE ?? d.webhookRetrySchedule).split(',').map(Number),

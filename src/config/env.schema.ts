@@ -116,6 +116,13 @@ export class EnvSchema {
   @IsIn(['true', 'false'])
   WEBHOOKS_ALLOW_INSECURE_URLS?: string;
 
+  /** Events are kept (GET /eventos, redelivery) at least this many days. */
+  @IsOptional()
+  @WholeNumber()
+  @Min(1)
+  @Max(3650)
+  EVENTS_TTL_DAYS?: number;
+
   /** Seconds before each retry of a failed delivery, comma separated (1 to 20 retries). */
   @IsOptional()
   @Matches(/^\d{1,6}(,\d{1,6}){0,19}$/, { message: 'WEBHOOK_RETRY_SCHEDULE must be whole seconds separated by commas, e.g. 5,300,1800' })

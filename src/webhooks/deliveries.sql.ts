@@ -33,3 +33,7 @@ export const MARK_FAILED = `
 /** The endpoint failed a whole schedule: disabled until an operator enables it. Its deliveries stay, for redelivery. */
 export const DISABLE_ENDPOINT = `
   UPDATE webhook_endpoints SET disabled_at = now() WHERE id = $1::uuid AND disabled_at IS NULL`;
+
+/** The oldest delivery not yet acknowledged (an index-only look at the partial index), in seconds. */
+export const OLDEST_UNDELIVERED_SECONDS = `
+  SELECT extract(epoch FROM now() - min(created_at))::float8 AS seconds FROM webhook_deliveries WHERE delivered_at IS NULL`;

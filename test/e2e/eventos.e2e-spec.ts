@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import { startAppProcess } from '../support/app-process.js';
 import { ALICE, BOB } from '../support/clients.js';
 import { get, nuevoPago, postPago, postReembolso } from '../support/http.js';
 import { chargesOfPagoSql } from '../support/ledger.js';
 import { backdateAbandoned, settledEstado } from '../support/stale-payments.js';
 import { survivorAndVictims } from '../support/survivor-and-victims.js';
+import { connect, createTestDatabase } from '../support/test-database.js';
 import { waitUntil } from '../support/waiting.js';
 
 type Evento = { id: string; type: string; timestamp: string; data: Record<string, unknown> };
@@ -160,3 +162,20 @@ describe('events: written with the state they announce, listed by GET /eventos',
 function eventId(): string {
   return `evt_${randomUUID().replaceAll('-', '')}`;
 }
+
+describe('events past EVENTS_TTL_DAYS', () => {
+  it('are purged in batches by the scheduled purge; younger ones stay', async () => {
+    const url = await createTestDatabase('eventos-purge');
+    const app = await startAppProcess(url, { IDEMPOTENCY_PURGE_CRON: '* * * * * *', EVENTS_TTL_DAYS: '30' });
+    const db = await connect(url);
+    try {
+      const [old, young] = [await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: nuevoPago() }), await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: nuevoPago() })];
+      await db.query(`UPDATE eventos SET created_at = now() - interval '31 days' WHERE payload->'data'->>'id' = $1`, [old.json.id]);
+      await waitUntil(async () => (await db.query(`SELECT 1 FROM eventos WHERE payload->'data'->>'id' = $1`, [old.json.id])).rowCount === 0);
+      expect((await db.query(`SELECT 1 FROM eventos WHERE payload->'data'->>'id' = $1`, [young.json.id])).rowCount).toBe(1);
+    } finally {
+      await db.end();
+      await app.stop();
+    }
+  });
+});

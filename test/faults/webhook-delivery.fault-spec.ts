@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
 import { get, nuevoPago, postJson, postPago } from '../support/http.js';
+import { sampleOf, scrape } from '../support/metrics.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { WebhookConsumer } from '../support/webhook-consumer.js';
 
@@ -82,6 +83,11 @@ describe('webhook delivery: at least once, signed, retried, to a real consumer',
     }
     expect(consumer.received.map((entry) => entry.id).sort()).toEqual([approved.id, rejected.id].sort());
     await waitFor('the acknowledgement recorded', async () => (await delivery(approved.id))?.delivered_at ?? undefined);
+    await waitFor('both acknowledgements recorded', async () => (await delivery(rejected.id))?.delivered_at ?? undefined);
+    const metrics = await scrape(app.baseUrl);
+    expect(sampleOf(metrics, 'pagos_webhook_deliveries_total', { result: 'delivered' })).toBeGreaterThanOrEqual(2);
+    expect(sampleOf(metrics, 'pagos_webhook_event_to_delivery_seconds_count')).toBeGreaterThanOrEqual(2);
+    expect(sampleOf(metrics, 'pagos_webhook_oldest_undelivered_event_age_seconds')).toBe(0);
   });
 
   it('a consumer answering 500 then 200 gets the same webhook-id again on the schedule, acknowledged once', async () => {

@@ -38,12 +38,12 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   'rate-limit': ['config', 'problems', 'auth'],
   health: ['problems', 'auth', 'http'],
   // The outbox and the event feed: generic, below the features that declare events.
-  eventos: ['problems', 'database', 'auth', 'http'],
+  eventos: ['problems', 'database', 'auth', 'http', 'scheduling'],
   pagos: ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'scheduling', 'eventos'],
   reembolsos: ['problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'pagos', 'eventos'],
   // Webhook endpoints (and their delivery): generic, told the event types by the app.
   webhooks: ['problems', 'database', 'auth', 'http', 'idempotency', 'eventos'],
-  metrics: ['auth', 'idempotency', 'rate-limit', 'pagos', 'reembolsos'],
+  metrics: ['auth', 'database', 'idempotency', 'rate-limit', 'pagos', 'reembolsos', 'webhooks'],
   ops: ['config', 'bootstrap', 'database', 'auth', 'idempotency', 'pagos', 'reembolsos', 'eventos', 'webhooks'],
 };
 
