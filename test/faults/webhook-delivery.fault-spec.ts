@@ -1,13 +1,17 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
-import { ALICE } from '../support/clients.js';
+import { ALICE, TEST_API_TOKENS } from '../support/clients.js';
 import { get, nuevoPago, postJson, postPago } from '../support/http.js';
 import { sampleOf, scrape } from '../support/metrics.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { WebhookConsumer } from '../support/webhook-consumer.js';
 
+const OPS = path.resolve('dist/src/ops/main.js');
 // Fast retries and timeouts so that nothing is slept out for long; loopback consumers need insecure URLs.
 const FAST = { WEBHOOKS_ALLOW_INSECURE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1', WEBHOOK_TIMEOUT_SECONDS: '1' };
 
@@ -67,6 +71,14 @@ describe('webhook delivery: at least once, signed, retried, to a real consumer',
   };
   const eventOf = async (pagoId: string): Promise<{ id: string; type: string }> =>
     waitFor('the event', async () => (await db.query(`SELECT payload::json AS p FROM eventos WHERE payload->'data'->>'id' = $1`, [pagoId])).rows[0]?.p);
+  const ops = async (...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => {
+    const child = spawn(process.execPath, [OPS, ...args], { env: { PATH: process.env.PATH, DATABASE_URL: url, API_TOKENS: TEST_API_TOKENS }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let [stdout, stderr] = ['', ''];
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    return { code, stdout, stderr };
+  };
   const delivery = async (eventId: string) => (await db.query(`SELECT * FROM webhook_deliveries WHERE event_id = $1`, [eventId])).rows[0];
 
   it('delivers each event signed per Standard Webhooks: webhook-id is the event id and the body is the event as GET /eventos/{id} shows it', async () => {
@@ -135,6 +147,31 @@ describe('webhook delivery: at least once, signed, retried, to a real consumer',
     await eventOf((await pay()).id);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(consumer.received).toHaveLength(4);
+  });
+
+  it('npm run ops -- webhooks failing lists a disabled endpoint\'s delivery with its last error; enable sends it; redeliver sends it again, same webhook-id', async () => {
+    await subscribe();
+    consumer.otherwise = 500;
+    const event = await eventOf((await pay()).id);
+    await waitFor('disabled', async () => ((await get(app.baseUrl, `/webhooks/${endpoint.id}`, ALICE)).json.estado === 'DESHABILITADO' ? true : undefined));
+    const failing = await ops('webhooks', 'failing');
+    expect(failing.code).toBe(0);
+    expect(failing.stdout).toContain(event.id);
+    expect(failing.stdout).toMatch(/endpoint DISABLED\s+last error: HTTP 500/);
+
+    consumer.otherwise = 200;
+    const enabled = await ops('webhooks', 'enable', '--id', endpoint.id);
+    expect(enabled.stdout).toContain('1 undelivered event(s) enqueued');
+    await waitFor('the delivery', () => consumer.acknowledgedIds().includes(event.id) || undefined);
+    expect((await get(app.baseUrl, `/webhooks/${endpoint.id}`, ALICE)).json.estado).toBe('ACTIVO');
+    await waitFor('recorded', async () => (await delivery(event.id))?.delivered_at ?? undefined);
+    expect((await ops('webhooks', 'failing')).stdout).not.toContain(event.id);
+
+    expect((await ops('webhooks', 'redeliver', '--event', event.id)).code).toBe(0);
+    await waitFor('the redelivery', () => (consumer.acknowledgedIds().filter((id) => id === event.id).length === 2 ? true : undefined));
+    const unknown = await ops('webhooks', 'redeliver', '--event', `evt_${'0'.repeat(32)}`);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('no event');
   });
 
   it('two replicas deliver every event, each acknowledged once (the consumer always answers 200)', async () => {
