@@ -42,11 +42,28 @@ export class JobQueue {
     await this.boss.send(name, data, { db: { executeSql: (text: string, values?: unknown[]) => db.query(text, values) }, ...(startAfterSeconds > 0 && { startAfter: startAfterSeconds }) });
   }
 
-  /** Runs `handler` for each job of `name`, `concurrency` at a time in this process. A handler that throws is retried (a crash). */
-  async work<T extends object>(name: string, concurrency: number, handler: (data: T) => Promise<void>): Promise<void> {
-    await this.boss.work<T>(name, { localConcurrency: concurrency, pollingIntervalSeconds: 0.5, batchSize: 1 }, async (jobs) => {
-      for (const job of jobs) await handler(job.data);
-    });
+  /**
+   * Runs `handler` for the jobs of `name`: `workers` fetch loops, each taking up to `batchSize` jobs
+   * and running them side by side. A job whose handler throws is failed alone and retried (a crash:
+   * not the webhook schedule). Batches and `burstWhenBatchFull`: with one job per fetch pg-boss
+   * waits its polling interval between fetches, and a backlog drained at 16 jobs/s (8 workers);
+   * 8 a fetch drained it at 865 jobs/s (measured, see the README).
+   */
+  async work<T extends object>(name: string, workers: number, batchSize: number, handler: (data: T) => Promise<void>): Promise<void> {
+    const options = { localConcurrency: workers, batchSize, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, perJobResults: true } as const;
+    await this.boss.work<T>(name, options, (jobs) =>
+      Promise.all(
+        jobs.map(async (job) => {
+          try {
+            await handler(job.data);
+            return { id: job.id, status: 'completed' as const };
+          } catch (error) {
+            this.logger.error(`job ${name} ${job.id} failed, to be retried: ${(error as Error).message}`);
+            return { id: job.id, status: 'failed' as const, output: { message: (error as Error).message } };
+          }
+        }),
+      ),
+    );
   }
 
   async stop(): Promise<void> {

@@ -28,8 +28,9 @@ interface DeliveryState {
   readonly payload: string;
 }
 
-// Attempts in flight per process; each waits at most the timeout on a consumer.
-const DELIVERY_CONCURRENCY = 8;
+// Attempts in flight per process (2 fetch loops × 8 jobs); each waits at most the timeout on a consumer.
+const DELIVERY_WORKERS = 2;
+const DELIVERY_BATCH = 8;
 
 /**
  * At-least-once delivery of the outbox. Every event gets a fan-out job on its own transaction (the
@@ -66,8 +67,8 @@ export class WebhookDeliverer implements OnModuleInit, OnApplicationShutdown {
     await this.queue.start();
     this.outbox.onRecorded((db, event) => this.queue.send(db, FAN_OUT_QUEUE, { eventId: event.id }));
     if (!this.options.work) return;
-    await this.queue.work<{ eventId: string }>(FAN_OUT_QUEUE, 2, ({ eventId }) => this.fanOut(eventId));
-    await this.queue.work<Delivery>(DELIVERY_QUEUE, DELIVERY_CONCURRENCY, (delivery) => this.attempt(delivery));
+    await this.queue.work<{ eventId: string }>(FAN_OUT_QUEUE, 1, DELIVERY_BATCH, ({ eventId }) => this.fanOut(eventId));
+    await this.queue.work<Delivery>(DELIVERY_QUEUE, DELIVERY_WORKERS, DELIVERY_BATCH, (delivery) => this.attempt(delivery));
   }
 
   async onApplicationShutdown(): Promise<void> {
