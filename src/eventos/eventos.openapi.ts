@@ -1,0 +1,36 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { UnauthenticatedError } from '../auth/auth.errors.js';
+import { ApiProblems } from '../http/api-problems.decorator.js';
+import { DatabaseUnavailableError, RequestValidationError, ShuttingDownError } from '../http/http.errors.js';
+import { BEARER_AUTH } from '../http/openapi-docs.js';
+import { EventoResponse } from './dto/evento.response.js';
+import { CursorDeEventosDesconocidoError, EventoNoEncontradoError } from './eventos.errors.js';
+
+export function ApiEventos(): ClassDecorator {
+  return applyDecorators(
+    ApiTags('eventos'),
+    ApiBearerAuth(BEARER_AUTH),
+    ApiProblems([new UnauthenticatedError(), new Error('example'), new DatabaseUnavailableError(), new ShuttingDownError()]),
+  );
+}
+
+export function ApiListarEventos(): MethodDecorator {
+  return applyDecorators(
+    ApiOperation({
+      summary: 'Your events, oldest first',
+      description: 'Page with `desde` = the last id you got: no event is skipped or repeated, even while events are being written (an event appears once every older transaction has ended).',
+    }),
+    ApiOkResponse({ type: [EventoResponse] }),
+    ApiProblems([new RequestValidationError(['limit must be an integer from 1 to 100']), new CursorDeEventosDesconocidoError('evt_8f14e45fceea467a9b6c2f1e0d3c4b5a')]),
+  );
+}
+
+export function ApiEventoPorId(): MethodDecorator {
+  return applyDecorators(
+    ApiOperation({ summary: 'One of your events' }),
+    ApiParam({ name: 'id', description: "Someone else's, unknown and malformed ids are all 404." }),
+    ApiOkResponse({ type: EventoResponse }),
+    ApiProblems([new EventoNoEncontradoError()]),
+  );
+}
