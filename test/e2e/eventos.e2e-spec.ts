@@ -123,6 +123,11 @@ describe('events: written with the state they announce, listed by GET /eventos',
     expect(seen).toEqual(all);
   });
 
+  // What an approved payment looks like in the API (the feed checks nothing of it; the contract does).
+  const PAGO_EN_EVENTO = {
+    id: '0b6c5f0e-6a54-4f1e-9a3b-3b8f5c0f2d11', numeroOrden: 'ORD-LATE', monto: 1999, moneda: 'EUR', montoReembolsado: 0, estado: 'APROBADO', creadoEn: '2026-12-02T18:21:37.435Z',
+  };
+
   it('an event committed late by an older transaction is listed after the cursor, never skipped behind it', async () => {
     const older = new pg.Client({ connectionString: setup.url });
     const younger = new pg.Client({ connectionString: setup.url });
@@ -130,7 +135,11 @@ describe('events: written with the state they announce, listed by GET /eventos',
     try {
       const before = (await feed('?limit=100', BOB)).map((evento) => evento.id);
       const insert = (db: pg.Client, id: string) =>
-        db.query(`INSERT INTO eventos (id, client_id, type, payload) VALUES ($1, 'bob', 'pago.aprobado', json_build_object('id', $1::text))`, [id]);
+        db.query(
+          `INSERT INTO eventos (id, client_id, type, payload)
+           VALUES ($1, 'bob', 'pago.aprobado', json_build_object('id', $1::text, 'type', 'pago.aprobado', 'timestamp', now(), 'data', $2::json))`,
+          [id, JSON.stringify(PAGO_EN_EVENTO)],
+        );
       const [a, b] = [eventId(), eventId()];
       await older.query('BEGIN');
       await insert(older, a);
