@@ -9,6 +9,10 @@ import { NotifyOnlyWaitedKeys1764700013000 } from './1764700013000-notify-only-w
 import { PlanOnceIdempotencyStatements1764700014000 } from './1764700014000-plan-once-idempotency-statements.js';
 import { PlanOncePagosStatements1764700015000 } from './1764700015000-plan-once-pagos-statements.js';
 import { ProcessorIntents1764700016000 } from './1764700016000-processor-intents.js';
+import { CreateEventos1764700017000 } from './1764700017000-create-eventos.js';
+import { CreateWebhookEndpoints1764700018000 } from './1764700018000-create-webhook-endpoints.js';
+import { CreateWebhookDeliveries1764700019000 } from './1764700019000-create-webhook-deliveries.js';
+import { InstallPgBoss1764700020000 } from './1764700020000-install-pg-boss.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -23,4 +27,8 @@ export const MIGRATIONS = [
   PlanOnceIdempotencyStatements1764700014000,
   PlanOncePagosStatements1764700015000,
   ProcessorIntents1764700016000,
+  CreateEventos1764700017000,
+  CreateWebhookEndpoints1764700018000,
+  CreateWebhookDeliveries1764700019000,
+  InstallPgBoss1764700020000,
 ];

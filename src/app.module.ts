@@ -5,6 +5,7 @@ import { AuthModule } from './auth/auth.module.js';
 import { clientIdOf } from './auth/authenticated-client.js';
 import type { AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
+import { EventosModule } from './eventos/eventos.module.js';
 import { HealthModule } from './health/health.module.js';
 import { Draining } from './http/draining.js';
 import { createValidationPipe, VALIDATION_PIPE, validateRouteBody } from './http/validation.js';
@@ -13,7 +14,11 @@ import { LoggingModule } from './logging/logging.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { PagosModule } from './pagos/pagos.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
+import { TIPOS_EVENTO_PAGO } from './pagos/pago-eventos.js';
 import { ReembolsosModule } from './reembolsos/reembolsos.module.js';
+import { TIPOS_EVENTO_REEMBOLSO } from './reembolsos/reembolso-eventos.js';
+import { WebhookDeliveryModule } from './webhooks/webhook-delivery.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 /** Composes the modules; `config.databaseUrl` must be resolved (see main.ts). */
 @Module({})
@@ -43,6 +48,9 @@ export class AppModule {
         }),
         PagosModule,
         ReembolsosModule,
+        WebhookDeliveryModule.forRoot({ databaseUrl: config.databaseUrl, ...config.webhooks, work: true }),
+        EventosModule.forRoot({ ttlDays: config.eventsTtlDays, purgeCron: config.idempotency.purgeCron }),
+        WebhooksModule.forRoot({ eventTypes: [...TIPOS_EVENTO_PAGO, ...TIPOS_EVENTO_REEMBOLSO], allowInsecureUrls: config.webhooks.allowInsecureUrls }),
         ...extraImports,
       ],
       providers: [Draining, { provide: VALIDATION_PIPE, useValue: validationPipe }],

@@ -31,6 +31,16 @@ export interface AppConfig {
     /** When the reconciler settles payments their clients abandoned (cron syntax with seconds). */
     readonly reconcileCron: string;
   };
+  /** Events are purged once older than this (with the keys' purge schedule). */
+  readonly eventsTtlDays: number;
+  readonly webhooks: {
+    /** http URLs and internal hosts allowed: only for local development and tests (no SSRF protection). */
+    readonly allowInsecureUrls: boolean;
+    /** Seconds before each retry of a failed delivery; the endpoint is disabled when the last one fails. */
+    readonly retryScheduleSeconds: readonly number[];
+    /** One attempt's bound, connection to last byte. */
+    readonly timeoutSeconds: number;
+  };
   /**
    * Where payments are charged. No secret key: the embedded local processor (Stripe-compatible, no
    * real money), which main.ts starts and then fills `apiUrl` and `secretKey` in from.
@@ -105,6 +115,13 @@ export const CONFIG_DEFAULTS = {
   rateLimitRedisPrefix: 'pagos:rate-limit:',
   logLevel: 'info',
   logFormat: 'auto',
+  // The Standard Webhooks spec's suggestion: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h — over a day and
+  // a half, so a consumer down for a night's deploy or a weekend morning still gets every event.
+  webhookRetrySchedule: '5,300,1800,7200,18000,36000,36000',
+  // As Stripe: a consumer should acknowledge at once and work later; 10 s bounds a hung one.
+  webhookTimeoutSeconds: 10,
+  // As Stripe keeps events: a consumer back from a month's outage can still catch up from the feed.
+  eventsTtlDays: 30,
 } as const;
 
 /**
@@ -156,6 +173,13 @@ function toAppConfig(env: EnvSchema): AppConfig {
       },
     },
     pagos: { reconcileCron: env.PAGOS_RECONCILE_CRON ?? d.reconcileCron },
+    // Off unless asked for: a webhook URL is a request the service makes on a client's behalf.
+    eventsTtlDays: env.EVENTS_TTL_DAYS ?? d.eventsTtlDays,
+    webhooks: {
+      allowInsecureUrls: env.WEBHOOKS_ALLOW_INSECURE_URLS === 'true',
+      retryScheduleSeconds: (env.WEBHOOK_RETRY_SCHEDULE ?? d.webhookRetrySchedule).split(',').map(Number),
+      timeoutSeconds: env.WEBHOOK_TIMEOUT_SECONDS ?? d.webhookTimeoutSeconds,
+    },
     processor: {
       secretKey: env.STRIPE_SECRET_KEY,
       apiUrl: env.STRIPE_API_URL ?? d.stripeApiUrl,

@@ -111,6 +111,29 @@ export class EnvSchema {
   @Validate(CronExpressionConstraint)
   PAGOS_RECONCILE_CRON?: string;
 
+  /** `true` allows webhook URLs over http and to loopback, private and other internal addresses (development, tests). */
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  WEBHOOKS_ALLOW_INSECURE_URLS?: string;
+
+  /** Events are kept (GET /eventos, redelivery) at least this many days. */
+  @IsOptional()
+  @WholeNumber()
+  @Min(1)
+  @Max(3650)
+  EVENTS_TTL_DAYS?: number;
+
+  /** Seconds before each retry of a failed delivery, comma separated (1 to 20 retries). */
+  @IsOptional()
+  @Matches(/^\d{1,6}(,\d{1,6}){0,19}$/, { message: 'WEBHOOK_RETRY_SCHEDULE must be whole seconds separated by commas, e.g. 5,300,1800' })
+  WEBHOOK_RETRY_SCHEDULE?: string;
+
+  @IsOptional()
+  @WholeNumber()
+  @Min(1)
+  @Max(60)
+  WEBHOOK_TIMEOUT_SECONDS?: number;
+
   /** `production` refuses to start without STRIPE_SECRET_KEY: the local processor moves no real money. */
   @IsOptional()
   @IsString()

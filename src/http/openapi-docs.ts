@@ -18,6 +18,8 @@ const LICENSE = 'Proprietary (UNLICENSED): no license is granted to use, copy or
 const TAGS: ReadonlyArray<[name: string, description: string]> = [
   ['pagos', 'Payments: charged at most once per Idempotency-Key, at most one approved per order.'],
   ['reembolsos', 'Refunds of approved payments, at most once per Idempotency-Key, never more than was charged.'],
+  ['eventos', 'What happened to your payments and refunds, oldest first: the feed behind the webhooks.'],
+  ['webhooks', 'Your endpoints for signed event deliveries (Standard Webhooks), at least once.'],
   ['health', 'Probes for orchestrators and load balancers; public.'],
   ['metrics', 'The Prometheus scrape; public (keep it off the public proxy).'],
 ];

@@ -8,6 +8,7 @@ import { IdempotencyMetrics } from './idempotency-metrics.js';
 import { MetricsController } from './metrics.controller.js';
 import { PagosMetrics } from './pagos-metrics.js';
 import { RateLimitMetrics } from './rate-limit-metrics.js';
+import { WebhooksMetrics } from './webhooks-metrics.js';
 import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
@@ -36,6 +37,8 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
     DbPoolMetrics,
     PagosMetrics,
     RateLimitMetrics,
+    // Webhook deliveries (WebhooksEvents comes from the global WebhookDeliveryModule).
+    WebhooksMetrics,
   ],
   exports: [HttpMetrics],
 })

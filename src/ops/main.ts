@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { addKeyCommands } from './key.commands.js';
 import { isOperatorError } from './ops-arguments.js';
 import { addPagosCommands } from './pagos.commands.js';
+import { addWebhooksCommands } from './webhooks.commands.js';
 
 /** `npm run ops -- <command>`: an operator's view of keys and payments, on the service's own code and configuration. */
 function program(): Command {
@@ -12,6 +13,7 @@ function program(): Command {
     .exitOverride();
   addKeyCommands(root);
   addPagosCommands(root);
+  addWebhooksCommands(root);
   return root;
 }
 

@@ -5,6 +5,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { startEmbeddedPostgres } from '../database/embedded-postgres.js';
 import { IdempotencyStore } from '../idempotency/idempotency.store.js';
 import { PagosReconciler } from '../pagos/pagos-reconciler.js';
+import { WebhookOperations } from '../webhooks/webhook-operations.js';
 import { connectProcessor, type ProcessorConnection } from '../bootstrap/processor-connection.js';
 import { OpsModule } from './ops.module.js';
 
@@ -12,6 +13,7 @@ import { OpsModule } from './ops.module.js';
 export interface OpsContext {
   readonly keys: IdempotencyStore;
   readonly reconciler: PagosReconciler;
+  readonly webhooks: WebhookOperations;
 }
 
 /**
@@ -31,7 +33,7 @@ export async function withOpsContext<T>(config: AppConfig, work: (context: OpsCo
       logger: ['error', 'warn'],
     });
     stopScheduledJobs(app);
-    return await work({ keys: app.get(IdempotencyStore), reconciler: app.get(PagosReconciler) });
+    return await work({ keys: app.get(IdempotencyStore), reconciler: app.get(PagosReconciler), webhooks: app.get(WebhookOperations) });
   } finally {
     await app?.close();
     await processor?.stop();

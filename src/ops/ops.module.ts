@@ -7,6 +7,7 @@ import { DatabaseModule } from '../database/database.module.js';
 import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
 import { ReembolsosReconcilerModule } from '../reembolsos/reembolsos-reconciler.module.js';
+import { WebhookDeliveryModule } from '../webhooks/webhook-delivery.module.js';
 
 // An operator's command needs a connection or two, never the service's whole pool.
 const OPS_POOL_SIZE = 2;
@@ -27,6 +28,8 @@ export class OpsModule {
           waiting: { defaultSeconds: 0, maxSeconds: 0, maxWaiters: 0, listenUrl: config.databaseUrl },
           scopeOf: clientIdOf,
         }),
+        // Its settlements commit events, whose delivery jobs it enqueues (the service's replicas deliver them).
+        WebhookDeliveryModule.forRoot({ databaseUrl: config.databaseUrl, ...config.webhooks, work: false }),
         PagosReconcilerModule,
         ReembolsosReconcilerModule,
       ],

@@ -2,10 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
+import { Outbox } from '../eventos/outbox.js';
 import { type IntentState, type IntentStatus, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
 import { type AbandonedOperationKind, type PendingOperation, type Settlement, UNDECIDED } from './abandoned-operations.js';
 import { type EstadoPago, type Pago, processorKeyOf } from './pago.entity.js';
 import { storedAnswerOf } from './pago-answers.js';
+import { eventoDePago } from './pago-eventos.js';
 import { type PagoRow, toPago } from './pago-row.js';
 import { PagosEvents, type ReconcileResult } from './pagos.events.js';
 import { CONCILIAR_PAGO, CONTAR_PENDIENTES_DESDE, PAGOS_PENDIENTES_DESDE } from './pagos.sql.js';
@@ -35,6 +37,7 @@ export class PagosAbandonados implements AbandonedOperationKind<Pago, Desenlace>
     dataSource: DataSource,
     @Inject(PAYMENT_GATEWAY) private readonly gateway: PaymentGateway,
     private readonly events: PagosEvents,
+    private readonly outbox: Outbox,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -68,6 +71,7 @@ export class PagosAbandonados implements AbandonedOperationKind<Pago, Desenlace>
     const [row] = await queryRows<PagoRow>(db, CONCILIAR_PAGO, [item.id, desenlace.estado, desenlace.intentId, version]);
     if (!row) return undefined;
     const cerrado = toPago(row);
+    await this.outbox.record(db, eventoDePago(cerrado.clientId, cerrado));
     return { result: resultOf(cerrado.estado), answer: cerrado.estado === 'FALLIDO' ? undefined : storedAnswerOf(cerrado) };
   }
 

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { OutboxModule } from '../eventos/outbox.module.js';
 import { GatewayModule } from '../gateway/gateway.module.js';
 import { AbandonedOperations } from './abandoned-operations.js';
 import { PagosAbandonados } from './pagos-abandonados.js';
@@ -7,7 +8,7 @@ import { PagosReconciler } from './pagos-reconciler.js';
 
 /** The reconciler without its schedule or any HTTP: what the service's job, the metrics and the operator's CLI share. */
 @Module({
-  imports: [GatewayModule],
+  imports: [GatewayModule, OutboxModule],
   providers: [PagosReconciler, PagosAbandonados, AbandonedOperations, PagosEvents],
   exports: [PagosReconciler, PagosEvents],
 })

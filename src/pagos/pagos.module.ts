@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { OutboxModule } from '../eventos/outbox.module.js';
 import { GatewayModule } from '../gateway/gateway.module.js';
 import { Cobros } from './cobros.js';
 import { Pago } from './pago.entity.js';
@@ -9,7 +10,7 @@ import { PagosReconcilerModule } from './pagos-reconciler.module.js';
 import { PagosService } from './pagos.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Pago]), GatewayModule, PagosReconcilerModule],
+  imports: [TypeOrmModule.forFeature([Pago]), GatewayModule, OutboxModule, PagosReconcilerModule],
   controllers: [PagosController],
   providers: [PagosService, Cobros, PagosReconcileJob],
   exports: [PagosService],

@@ -6,10 +6,12 @@ import { DataSource, Repository } from 'typeorm';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { type DeferredCommit, Transactions } from '../database/transactions.js';
+import { Outbox } from '../eventos/outbox.js';
 import { type Cobro, Cobros, PagoAsentadoError, type PagoEnCurso } from './cobros.js';
 import type { CrearPagoDto } from './dto/crear-pago.dto.js';
 import { toPagoResponse } from './dto/pago.response.js';
 import { Pago } from './pago.entity.js';
+import { eventoDePago } from './pago-eventos.js';
 import { type PagoRow, type PagoVisible, type PagoVisibleRow, toPago, toPagoVisible } from './pago-row.js';
 import {
   type MotivoRechazo, OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoRechazadoError, PasarelaNoDisponibleError,
@@ -36,6 +38,7 @@ export class PagosService {
     private readonly transactions: Transactions,
     @InjectRepository(Pago) private readonly pagos: Repository<Pago>,
     private readonly cobros: Cobros,
+    private readonly outbox: Outbox,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -56,8 +59,8 @@ export class PagosService {
     });
     // Settled by another attempt: its outcome is the answer (and a stalled owner's completion fails its fence: 409).
     if (!cobro) return this.resultado(await this.porOperacion(operationId));
-    if (cobro.estado === 'FALLIDO') return this.fallar(pago);
-    const cerrado = await this.transactions.runJoinable((db) => this.cerrar(db, pago, cobro), commit);
+    if (cobro.estado === 'FALLIDO') return this.fallar(command.clientId, pago);
+    const cerrado = await this.transactions.runJoinable((db) => this.cerrar(db, command.clientId, pago, cobro), commit);
     return this.resultado(cerrado, cobro.estado === 'RECHAZADO' ? cobro.motivo : undefined);
   }
 
@@ -102,15 +105,26 @@ export class PagosService {
     return { id: pago.id, operationId, monto: pago.monto, moneda: pago.moneda, intentId: pago.gatewayChargeId, intento: pago.intentoProcesador };
   }
 
-  /** The processor failed without charging: the order is free again, and the client may retry with the same key. */
-  private async fallar(pago: PagoEnCurso): Promise<never> {
-    await queryRows(this.pool, FALLAR_PAGO, [pago.id]);
+  /**
+   * The processor failed without charging: the order is free again, and the client may retry with
+   * the same key. The state and its `pago.fallido` event commit together.
+   */
+  private async fallar(clientId: string, pago: PagoEnCurso): Promise<never> {
+    await this.transactions.run(async (db) => {
+      const [fallido] = await queryRows<PagoRow>(db, FALLAR_PAGO, [pago.id]);
+      if (fallido) await this.outbox.record(db, eventoDePago(clientId, toPago(fallido)));
+    });
     throw new PasarelaNoDisponibleError();
   }
 
-  private async cerrar(db: Queryable, pago: PagoEnCurso, cobro: Cobro): Promise<PagoVisible> {
+  /** The final state and its event, in the transaction that the key's completion joins. */
+  private async cerrar(db: Queryable, clientId: string, pago: PagoEnCurso, cobro: Cobro): Promise<PagoVisible> {
     const [cerrado] = await queryRows<PagoVisibleRow>(db, CERRAR_PAGO, [pago.id, cobro.estado, cobro.intentId]);
-    if (cerrado) return toPagoVisible(cerrado);
+    if (cerrado) {
+      const visible = toPagoVisible(cerrado);
+      await this.outbox.record(db, eventoDePago(clientId, visible));
+      return visible;
+    }
     const [actual] = await queryRows<PagoRow>(db, PAGO_POR_OPERACION, [pago.operationId]);
     return toPago(actual!);
   }

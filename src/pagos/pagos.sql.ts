@@ -47,12 +47,13 @@ export const SIGUIENTE_INTENTO = `
 /**
  * PENDIENTE → FALLIDO: the processor failed without charging (a processing error). The next attempt
  * of the operation confirms under a new key, since the processor replays this failure under the old one.
+ * Returns what the payment's answer shows (its `pago.fallido` event carries it).
  * Zero rows: another attempt settled it first.
  */
 export const FALLAR_PAGO = `
   UPDATE pagos SET estado = 'FALLIDO', intento_procesador = intento_procesador + 1, actualizado_en = now()
    WHERE id = $1::uuid AND estado = 'PENDIENTE'
-  RETURNING 1 AS fallido`;
+  RETURNING ${PAGO_COLUMNS}`;
 
 export const ESTADO_DE_PAGO = `SELECT estado FROM pagos WHERE id = $1::uuid`;
 

@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
+import { Outbox } from '../eventos/outbox.js';
 import { PAYMENT_GATEWAY, type PaymentGateway, type Refund } from '../gateway/payment-gateway.js';
 import type { AbandonedOperationKind, PendingOperation, Settlement } from '../pagos/abandoned-operations.js';
 import type { ReconcileResult } from '../pagos/pagos.events.js';
@@ -9,6 +10,7 @@ import { PagosReconciler } from '../pagos/pagos-reconciler.js';
 import { refundMadeFor } from './processor-refunds.js';
 import type { Reembolso } from './reembolso.entity.js';
 import { storedAnswerOf } from './reembolso-answers.js';
+import { eventoDeReembolso } from './reembolso-eventos.js';
 import { type ReembolsoRow, toReembolso } from './reembolso-row.js';
 import { ReembolsosEvents } from './reembolsos.events.js';
 import { CONCILIAR_REEMBOLSO_APROBADO, CONCILIAR_REEMBOLSO_FALLIDO, REEMBOLSOS_PENDIENTES_DESDE } from './reembolsos.sql.js';
@@ -30,6 +32,7 @@ export class ReembolsosAbandonados implements AbandonedOperationKind<Reembolso, 
     @Inject(PAYMENT_GATEWAY) private readonly gateway: PaymentGateway,
     private readonly reconciler: PagosReconciler,
     private readonly events: ReembolsosEvents,
+    private readonly outbox: Outbox,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -54,10 +57,15 @@ export class ReembolsosAbandonados implements AbandonedOperationKind<Reembolso, 
   async write(db: Queryable, { item }: PendingOperation<Reembolso>, version: string, refund: Refund | undefined): Promise<Settlement | undefined> {
     if (!refund) {
       const [fallido] = await queryRows<ReembolsoRow>(db, CONCILIAR_REEMBOLSO_FALLIDO, [item.id, version]);
-      return fallido && { result: 'failed', answer: undefined };
+      if (!fallido) return undefined;
+      await this.outbox.record(db, eventoDeReembolso(toReembolso(fallido)));
+      return { result: 'failed', answer: undefined };
     }
-    const [aprobado] = await queryRows<ReembolsoRow>(db, CONCILIAR_REEMBOLSO_APROBADO, [item.id, refund.id, version]);
-    return aprobado && { result: 'approved', answer: storedAnswerOf(toReembolso(aprobado)) };
+    const [row] = await queryRows<ReembolsoRow>(db, CONCILIAR_REEMBOLSO_APROBADO, [item.id, refund.id, version]);
+    if (!row) return undefined;
+    const aprobado = toReembolso(row);
+    await this.outbox.record(db, eventoDeReembolso(aprobado));
+    return { result: 'approved', answer: storedAnswerOf(aprobado) };
   }
 
   report(result: ReconcileResult): void {

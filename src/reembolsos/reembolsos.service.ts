@@ -5,12 +5,14 @@ import { DataSource } from 'typeorm';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { type DeferredCommit, Transactions } from '../database/transactions.js';
+import { Outbox } from '../eventos/outbox.js';
 import { GatewayIndeterminateError, PAYMENT_GATEWAY, type PaymentGateway, type Refund, RefundRefusedError } from '../gateway/payment-gateway.js';
 import type { EstadoPago } from '../pagos/pago.entity.js';
 import { PagoNoEncontradoError, ProcesadorSinRespuestaError } from '../pagos/pagos.errors.js';
 import type { CrearReembolsoDto } from './dto/crear-reembolso.dto.js';
 import { refundMadeFor, requestRefund } from './processor-refunds.js';
 import type { Reembolso } from './reembolso.entity.js';
+import { eventoDeReembolso } from './reembolso-eventos.js';
 import { type ReembolsoRow, toReembolso } from './reembolso-row.js';
 import {
   PagoNoReembolsableError, PasarelaNoDisponibleParaReembolsoError, ReembolsoExcedePagoError, ReembolsoRechazadoError,
@@ -42,6 +44,7 @@ export class ReembolsosService {
     private readonly transactions: Transactions,
     @Inject(PAYMENT_GATEWAY) private readonly gateway: PaymentGateway,
     private readonly events: ReembolsosEvents,
+    private readonly outbox: Outbox,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -144,7 +147,7 @@ export class ReembolsosService {
 
   /** The processor refunded nothing: the amount goes back to the payment, and the answer is `problem`. */
   private async fallar(reembolso: Reembolso, problem: Error): Promise<never> {
-    await this.cerrar(this.pool, reembolso, FALLAR_REEMBOLSO, [reembolso.id]);
+    await this.transactions.run((db) => this.cerrar(db, reembolso, FALLAR_REEMBOLSO, [reembolso.id]));
     this.events.refund('failed');
     throw problem;
   }
@@ -162,10 +165,14 @@ export class ReembolsosService {
     return error instanceof GatewayIndeterminateError ? new ProcesadorSinRespuestaError('refund') : error;
   }
 
-  /** One settling statement; when another attempt settled it first, its outcome stands. */
+  /** One settling statement and its event (on a transaction); when another attempt settled it first, its outcome stands. */
   private async cerrar(db: Queryable, reembolso: Reembolso, statement: string, params: unknown[]): Promise<Reembolso> {
-    const [cerrado] = await queryRows<ReembolsoRow>(db, statement, params);
-    if (cerrado) return toReembolso(cerrado);
+    const [row] = await queryRows<ReembolsoRow>(db, statement, params);
+    if (row) {
+      const cerrado = toReembolso(row);
+      await this.outbox.record(db, eventoDeReembolso(cerrado));
+      return cerrado;
+    }
     const [actual] = await queryRows<ReembolsoRow>(db, REEMBOLSO_POR_OPERACION, [reembolso.operationId]);
     return toReembolso(actual!);
   }

@@ -126,7 +126,7 @@ describe('the served OpenAPI document, linted and used as a contract (real app, 
       const withoutId = answer(409, problem, inFlight);
       withoutId.headers.delete('x-request-id');
       expect(contract.violationsOf('POST', '/pagos', withoutId)).toEqual(['required header x-request-id is missing']);
-      expect(contract.violationsOf('GET', '/eventos', answer(200, { 'content-type': 'application/json' }, []))).toEqual(['the document has no operation GET /eventos']);
+      expect(contract.violationsOf('GET', '/facturas', answer(200, { 'content-type': 'application/json' }, []))).toEqual(['the document has no operation GET /facturas']);
     });
   });
 });

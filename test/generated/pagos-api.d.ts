@@ -152,6 +152,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/eventos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your events, oldest first
+         * @description Page with `desde` = the last id you got: no event is skipped or repeated, even while events are being written (an event appears once every older transaction has ended).
+         */
+        get: operations["listarEventos"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/eventos/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of your events
+         * @description The event as it is delivered: its id is the `webhook-id` of every delivery.
+         */
+        get: operations["obtenerEvento"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your webhook endpoints, oldest first
+         * @description Without their secrets; a disabled one says so.
+         */
+        get: operations["listarWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint, once per Idempotency-Key; its secret is in this answer only
+         * @description The `secreto` (`whsec_…`) signs every delivery (Standard Webhooks); a retry with the same key answers the same secret.
+         */
+        post: operations["crearWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of your webhook endpoints (without its secret)
+         * @description Its URL, event types and whether deliveries to it are disabled.
+         */
+        get: operations["obtenerWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete one of your webhook endpoints
+         * @description Nothing more is delivered to it.
+         */
+        delete: operations["borrarWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -736,9 +824,7 @@ export interface components {
         /** @description `https://pagos.dev/problems/idempotency-key-reused`: Idempotency-Key reused with a different request. */
         IdempotencyKeyReusedProblem: {
             /**
-             * Format: uri
-             * @description Identifies the kind of problem; stable, safe to switch on.
-             * @example https://pagos.dev/problems/idempotency-key-reused
+             * @description Identifies the kind of problem; stable, safe to switch on. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             type: "https://pagos.dev/problems/idempotency-key-reused";
@@ -965,6 +1051,209 @@ export interface components {
             /**
              * @description What happened in this case and what to do next.
              * @example No refund of yours has this id on this payment.
+             */
+            detail: string;
+        };
+        /** @description `https://pagos.dev/problems/cursor-de-eventos-desconocido`: Unknown event cursor. */
+        CursorDeEventosDesconocidoProblem: {
+            /**
+             * Format: uri
+             * @description Identifies the kind of problem; stable, safe to switch on.
+             * @example https://pagos.dev/problems/cursor-de-eventos-desconocido
+             * @enum {string}
+             */
+            type: "https://pagos.dev/problems/cursor-de-eventos-desconocido";
+            /**
+             * @description Short summary of the kind of problem.
+             * @example Unknown event cursor
+             */
+            title: string;
+            /**
+             * @description The HTTP status code.
+             * @example 404
+             * @enum {integer}
+             */
+            status: 404;
+            /**
+             * @description What happened in this case and what to do next.
+             * @example No event of yours has id evt_8f14e45fceea467a9b6c2f1e0d3c4b5a (it may have been purged): list from the start, without desde, and skip the events you have seen by id.
+             */
+            detail: string;
+            /**
+             * @description The `desde` that names no event of yours.
+             * @example evt_8f14e45fceea467a9b6c2f1e0d3c4b5a
+             */
+            desde: string;
+        };
+        EventoResponse: {
+            /**
+             * @description Never changes; every delivery carries it as `webhook-id`: deduplicate by it.
+             * @example evt_8f14e45fceea467a9b6c2f1e0d3c4b5a
+             */
+            id: string;
+            /**
+             * @example pago.aprobado
+             * @enum {string}
+             */
+            type: "pago.aprobado" | "pago.rechazado" | "pago.fallido" | "reembolso.aprobado" | "reembolso.fallido";
+            /**
+             * Format: date-time
+             * @description When the change was written.
+             * @example 2026-12-04T17:02:11.120Z
+             */
+            timestamp: string;
+            /** @description The payment or refund exactly as `GET` shows it at that moment. */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description `https://pagos.dev/problems/evento-no-encontrado`: Event not found. */
+        EventoNoEncontradoProblem: {
+            /**
+             * Format: uri
+             * @description Identifies the kind of problem; stable, safe to switch on.
+             * @example https://pagos.dev/problems/evento-no-encontrado
+             * @enum {string}
+             */
+            type: "https://pagos.dev/problems/evento-no-encontrado";
+            /**
+             * @description Short summary of the kind of problem.
+             * @example Event not found
+             */
+            title: string;
+            /**
+             * @description The HTTP status code.
+             * @example 404
+             * @enum {integer}
+             */
+            status: 404;
+            /**
+             * @description What happened in this case and what to do next.
+             * @example No event of yours has this id (events are kept for EVENTS_TTL_DAYS days).
+             */
+            detail: string;
+        };
+        /** @description `https://pagos.dev/problems/url-de-webhook-no-permitida`: Webhook URL not allowed. */
+        UrlDeWebhookNoPermitidaProblem: {
+            /**
+             * @description Identifies the kind of problem; stable, safe to switch on. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "https://pagos.dev/problems/url-de-webhook-no-permitida";
+            /**
+             * @description Short summary of the kind of problem.
+             * @example Webhook URL not allowed
+             */
+            title: string;
+            /**
+             * @description The HTTP status code.
+             * @example 422
+             * @enum {integer}
+             */
+            status: 422;
+            /**
+             * @description What happened in this case and what to do next.
+             * @example url must use https. Use an https URL on a public address, with a new Idempotency-Key.
+             */
+            detail: string;
+            /**
+             * @description Why the URL may not be called.
+             * @example url must use https
+             */
+            motivo: string;
+        };
+        WebhookCreadoResponse: {
+            /**
+             * Format: uuid
+             * @example 7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6
+             */
+            id: string;
+            /** @example https://tienda.example/webhooks/pagos */
+            url: string;
+            /**
+             * @example [
+             *       "pago.aprobado",
+             *       "pago.rechazado"
+             *     ]
+             */
+            eventos: string[];
+            /**
+             * @description DESHABILITADO: it failed every attempt of the retry schedule; its events are kept (GET /eventos) until an operator enables it again.
+             * @example ACTIVO
+             * @enum {string}
+             */
+            estado: "ACTIVO" | "DESHABILITADO";
+            /**
+             * Format: date-time
+             * @example 2026-12-04T17:02:11.120Z
+             */
+            creadoEn: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            deshabilitadoEn: string | null;
+            /**
+             * @description Verifies the signature of every delivery (Standard Webhooks). Shown only here (and in replays of this request's Idempotency-Key).
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secreto: string;
+        };
+        WebhookResponse: {
+            /**
+             * Format: uuid
+             * @example 7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6
+             */
+            id: string;
+            /** @example https://tienda.example/webhooks/pagos */
+            url: string;
+            /**
+             * @example [
+             *       "pago.aprobado",
+             *       "pago.rechazado"
+             *     ]
+             */
+            eventos: string[];
+            /**
+             * @description DESHABILITADO: it failed every attempt of the retry schedule; its events are kept (GET /eventos) until an operator enables it again.
+             * @example ACTIVO
+             * @enum {string}
+             */
+            estado: "ACTIVO" | "DESHABILITADO";
+            /**
+             * Format: date-time
+             * @example 2026-12-04T17:02:11.120Z
+             */
+            creadoEn: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            deshabilitadoEn: string | null;
+        };
+        /** @description `https://pagos.dev/problems/webhook-no-encontrado`: Webhook endpoint not found. */
+        WebhookNoEncontradoProblem: {
+            /**
+             * Format: uri
+             * @description Identifies the kind of problem; stable, safe to switch on.
+             * @example https://pagos.dev/problems/webhook-no-encontrado
+             * @enum {string}
+             */
+            type: "https://pagos.dev/problems/webhook-no-encontrado";
+            /**
+             * @description Short summary of the kind of problem.
+             * @example Webhook endpoint not found
+             */
+            title: string;
+            /**
+             * @description The HTTP status code.
+             * @example 404
+             * @enum {integer}
+             */
+            status: 404;
+            /**
+             * @description What happened in this case and what to do next.
+             * @example No webhook endpoint of yours has this id.
              */
             detail: string;
         };
@@ -1874,6 +2163,512 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["ReembolsoNoEncontradoProblem"];
+                };
+            };
+            /** @description `internal-error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /**
+             * @description `service-unavailable`: Service unavailable
+             *
+             *     `shutting-down`: Service shutting down
+             */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `service-unavailable`, `shutting-down` */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["ShuttingDownProblem"];
+                };
+            };
+        };
+    };
+    listarEventos: {
+        parameters: {
+            query?: {
+                /** @description List the events after this one (the last one you got); from the oldest kept when absent. */
+                desde?: string;
+                /** @description At most this many events (default 50). */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventoResponse"][];
+                };
+            };
+            /** @description `validation-failed`: Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationFailedProblem"];
+                };
+            };
+            /** @description `unauthenticated`: Missing or invalid credentials */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `unauthenticated` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthenticatedProblem"];
+                };
+            };
+            /** @description `cursor-de-eventos-desconocido`: Unknown event cursor */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["CursorDeEventosDesconocidoProblem"];
+                };
+            };
+            /** @description `internal-error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /**
+             * @description `service-unavailable`: Service unavailable
+             *
+             *     `shutting-down`: Service shutting down
+             */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `service-unavailable`, `shutting-down` */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["ShuttingDownProblem"];
+                };
+            };
+        };
+    };
+    obtenerEvento: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Someone else's, unknown and malformed ids are all 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventoResponse"];
+                };
+            };
+            /** @description `unauthenticated`: Missing or invalid credentials */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `unauthenticated` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthenticatedProblem"];
+                };
+            };
+            /** @description `evento-no-encontrado`: Event not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["EventoNoEncontradoProblem"];
+                };
+            };
+            /** @description `internal-error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /**
+             * @description `service-unavailable`: Service unavailable
+             *
+             *     `shutting-down`: Service shutting down
+             */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `service-unavailable`, `shutting-down` */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["ShuttingDownProblem"];
+                };
+            };
+        };
+    };
+    listarWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponse"][];
+                };
+            };
+            /** @description `unauthenticated`: Missing or invalid credentials */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `unauthenticated` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthenticatedProblem"];
+                };
+            };
+            /** @description `internal-error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /**
+             * @description `service-unavailable`: Service unavailable
+             *
+             *     `shutting-down`: Service shutting down
+             */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `service-unavailable`, `shutting-down` */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["ShuttingDownProblem"];
+                };
+            };
+        };
+    };
+    crearWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Names one operation: a new value (a UUID) per operation, the same value on every retry of it. 1–255 printable ASCII characters, bare (`8e03…`) or as a quoted structured-field string (`"8e03…"`; the quotes are not part of the key). Keys are scoped to the authenticated client. */
+                "Idempotency-Key": string;
+                /** @description RFC 7240. `wait=N`: when another request with this key is still running, wait up to N seconds (at most the server's limit, 10 by default) for its answer and get that answer, instead of `409` at once. If that request fails and frees the key, this one runs the operation itself. Without it the server waits its default (0 unless configured). Other preferences, and a `wait` that is not a whole number, are ignored. */
+                Prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Where events are POSTed: https, on a public address.
+                     * @example https://tienda.example/webhooks/pagos
+                     */
+                    url: string;
+                    /**
+                     * @description The event types to deliver.
+                     * @example [
+                     *       "pago.aprobado",
+                     *       "pago.rechazado"
+                     *     ]
+                     */
+                    eventos: string[];
+                };
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `true` when this is the stored answer of an earlier request with the same key, replayed without running anything again; absent on the first answer. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description `wait=N` when this request waited (N seconds at most) for another request with the same key; absent otherwise. */
+                    "Preference-Applied"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreadoResponse"];
+                };
+            };
+            /**
+             * @description `validation-failed`: Invalid request
+             *
+             *     `malformed-json`: Malformed JSON
+             *
+             *     `malformed-request`: Malformed request
+             *
+             *     `idempotency-key-invalid`: Missing or invalid Idempotency-Key
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationFailedProblem"] | components["schemas"]["MalformedJsonProblem"] | components["schemas"]["MalformedRequestProblem"] | components["schemas"]["IdempotencyKeyInvalidProblem"];
+                };
+            };
+            /** @description `unauthenticated`: Missing or invalid credentials */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `unauthenticated` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthenticatedProblem"];
+                };
+            };
+            /** @description `idempotency-key-in-flight`: A request with this Idempotency-Key is in progress */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `idempotency-key-in-flight` */
+                    "Retry-After"?: number;
+                    /** @description `wait=N` when this request waited (N seconds at most) for another request with the same key; absent otherwise. */
+                    "Preference-Applied"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["IdempotencyKeyInFlightProblem"];
+                };
+            };
+            /** @description `payload-too-large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
+                };
+            };
+            /** @description `unsupported-media-type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
+                };
+            };
+            /**
+             * @description `url-de-webhook-no-permitida`: Webhook URL not allowed
+             *
+             *     `idempotency-key-reused`: Idempotency-Key reused with a different request
+             */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `true` when this is the stored answer of an earlier request with the same key, replayed without running anything again; absent on the first answer. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UrlDeWebhookNoPermitidaProblem"] | components["schemas"]["IdempotencyKeyReusedProblem"];
+                };
+            };
+            /** @description `internal-error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /**
+             * @description `service-unavailable`: Service unavailable
+             *
+             *     `shutting-down`: Service shutting down
+             */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `service-unavailable`, `shutting-down` */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["ShuttingDownProblem"];
+                };
+            };
+        };
+    };
+    obtenerWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Someone else's, unknown and malformed ids are all 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            /** @description `unauthenticated`: Missing or invalid credentials */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `unauthenticated` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthenticatedProblem"];
+                };
+            };
+            /** @description `webhook-no-encontrado`: Webhook endpoint not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["WebhookNoEncontradoProblem"];
+                };
+            };
+            /** @description `internal-error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /**
+             * @description `service-unavailable`: Service unavailable
+             *
+             *     `shutting-down`: Service shutting down
+             */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `service-unavailable`, `shutting-down` */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["ShuttingDownProblem"];
+                };
+            };
+        };
+    };
+    borrarWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Someone else's, unknown and malformed ids are all 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthenticated`: Missing or invalid credentials */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `unauthenticated` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnauthenticatedProblem"];
+                };
+            };
+            /** @description `webhook-no-encontrado`: Webhook endpoint not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["WebhookNoEncontradoProblem"];
                 };
             };
             /** @description `internal-error`: Internal error */

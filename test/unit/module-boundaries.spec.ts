@@ -37,10 +37,14 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   idempotency: ['problems', 'database', 'http', 'scheduling'],
   'rate-limit': ['config', 'problems', 'auth'],
   health: ['problems', 'auth', 'http'],
-  pagos: ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'scheduling'],
-  reembolsos: ['problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'pagos'],
-  metrics: ['problems', 'auth', 'http', 'idempotency', 'rate-limit', 'pagos', 'reembolsos'],
-  ops: ['config', 'bootstrap', 'database', 'auth', 'idempotency', 'pagos', 'reembolsos'],
+  // The outbox and the event feed: generic, below the features that declare events.
+  eventos: ['problems', 'database', 'auth', 'http', 'scheduling'],
+  pagos: ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'scheduling', 'eventos'],
+  reembolsos: ['problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'pagos', 'eventos'],
+  // Webhook endpoints (and their delivery): generic, told the event types by the app.
+  webhooks: ['problems', 'database', 'auth', 'http', 'idempotency', 'eventos'],
+  metrics: ['problems', 'auth', 'database', 'http', 'idempotency', 'rate-limit', 'pagos', 'reembolsos', 'webhooks'],
+  ops: ['config', 'bootstrap', 'database', 'auth', 'idempotency', 'pagos', 'reembolsos', 'eventos', 'webhooks'],
 };
 
 /** The one file of src/ that may import the top-level processor/ (the local Stripe-compatible processor): the rest know it as a URL. */

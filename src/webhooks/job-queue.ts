@@ -1,0 +1,79 @@
+import { Logger } from '@nestjs/common';
+import { PgBoss } from 'pg-boss';
+import type { Queryable } from '../database/query-rows.js';
+
+/**
+ * The job queue: pg-boss on the service's own PostgreSQL (schema `pgboss`). A job is enqueued on the
+ * caller's transaction (`send(db, …)`), so it exists exactly when the change that made it commits.
+ * pg-boss fetches with SELECT … FOR UPDATE SKIP LOCKED: every replica works, and a job is active in
+ * one of them at a time; a worker that dies stops sending heartbeats and its job is retried.
+ * Knows nothing of webhooks or payments.
+ */
+export class JobQueue {
+  private readonly logger = new Logger(JobQueue.name);
+  private readonly boss: PgBoss;
+
+  /** `maintain`: this process also runs pg-boss's supervision (expiring dead runs); false for a one-off command. */
+  constructor(connectionString: string, private readonly queues: Readonly<Record<string, QueueSettings>>, maintain: boolean) {
+    // Its own small pool: the workers' fetches and heartbeats never wait behind the API's requests.
+    // Supervision every 5 s: a run whose worker died is retried within its heartbeat (10 s) and that.
+    this.boss = new PgBoss({
+      connectionString, max: maintain ? 4 : 1, application_name: 'pagos-jobs',
+      supervise: maintain, schedule: false, monitorIntervalSeconds: 5, superviseIntervalSeconds: 5,
+    });
+    this.boss.on('error', (error: Error) => this.logger.error(`job queue: ${error.message}`));
+  }
+
+  async start(): Promise<void> {
+    await this.boss.start();
+    for (const [name, settings] of Object.entries(this.queues)) {
+      await this.boss.createQueue(name, {
+        retryLimit: settings.crashRetries,
+        retryDelay: 1,
+        expireInSeconds: settings.expireInSeconds,
+        heartbeatSeconds: 10,
+        deleteAfterSeconds: 7 * 86400,
+      });
+    }
+  }
+
+  /** Enqueues on `db`'s transaction; `startAfterSeconds` delays it. */
+  async send(db: Queryable, name: string, data: object, startAfterSeconds = 0): Promise<void> {
+    await this.boss.send(name, data, { db: { executeSql: (text: string, values?: unknown[]) => db.query(text, values) }, ...(startAfterSeconds > 0 && { startAfter: startAfterSeconds }) });
+  }
+
+  /**
+   * Runs `handler` for the jobs of `name`: `workers` fetch loops, each taking up to `batchSize` jobs
+   * and running them side by side. A job whose handler throws is failed alone and retried (a crash:
+   * not the webhook schedule). Batches and `burstWhenBatchFull`: with one job per fetch pg-boss
+   * waits its polling interval between fetches, and a backlog drained at 16 jobs/s (8 workers);
+   * 8 a fetch drained it at 865 jobs/s (measured, see the README).
+   */
+  async work<T extends object>(name: string, workers: number, batchSize: number, handler: (data: T) => Promise<void>): Promise<void> {
+    const options = { localConcurrency: workers, batchSize, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, perJobResults: true } as const;
+    await this.boss.work<T>(name, options, (jobs) =>
+      Promise.all(
+        jobs.map(async (job) => {
+          try {
+            await handler(job.data);
+            return { id: job.id, status: 'completed' as const };
+          } catch (error) {
+            this.logger.error(`job ${name} ${job.id} failed, to be retried: ${(error as Error).message}`);
+            return { id: job.id, status: 'failed' as const, output: { message: (error as Error).message } };
+          }
+        }),
+      ),
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.boss.stop({ graceful: true, timeout: 5_000 });
+  }
+}
+
+export interface QueueSettings {
+  /** Retries of a job whose run failed unexpectedly (crash, lost database): not the webhook schedule. */
+  readonly crashRetries: number;
+  /** A run active longer than this is presumed dead and retried. */
+  readonly expireInSeconds: number;
+}

@@ -1,0 +1,129 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type pg from 'pg';
+import { Webhook } from 'standardwebhooks';
+import { DataSource } from 'typeorm';
+import { pgPoolOf, queryRows } from '../database/query-rows.js';
+import { Transactions } from '../database/transactions.js';
+import { Outbox } from '../eventos/outbox.js';
+import { DELIVERY_TO_ATTEMPT, DISABLE_ENDPOINT, FAN_OUT_EVENT, MARK_DELIVERED, MARK_FAILED } from './deliveries.sql.js';
+import { JobQueue } from './job-queue.js';
+import { postWebhook, type WebhookAnswer } from './webhook-http.js';
+import { WEBHOOK_DELIVERY_OPTIONS, type WebhookDeliveryOptions } from './webhook-delivery.options.js';
+import { WebhooksEvents } from './webhooks.events.js';
+
+export const FAN_OUT_QUEUE = 'webhook-fan-out';
+export const DELIVERY_QUEUE = 'webhook-delivery';
+
+interface Delivery {
+  readonly eventId: string;
+  readonly endpointId: string;
+}
+
+interface DeliveryState {
+  readonly attempts: number;
+  readonly deliveredAt: Date | null;
+  readonly disabledAt: Date | null;
+  readonly url: string;
+  readonly secret: string;
+  readonly payload: string;
+}
+
+// Attempts in flight per process (2 fetch loops × 8 jobs); each waits at most the timeout on a consumer.
+const DELIVERY_WORKERS = 2;
+const DELIVERY_BATCH = 8;
+
+/**
+ * At-least-once delivery of the outbox. Every event gets a fan-out job on its own transaction (the
+ * outbox's listener); the fan-out creates one delivery per subscribed endpoint, each a job; an
+ * attempt signs the stored body (Standard Webhooks: `webhook-id` is the event id, on every attempt)
+ * and POSTs it. A 2xx acknowledges it; anything else is retried on the schedule, as a new job
+ * enqueued with the failure's record; the last failure disables the endpoint. A worker killed
+ * mid-attempt leaves its job active without heartbeats: pg-boss runs it again (the same
+ * `webhook-id`), in this replica or another, never in two at once.
+ */
+@Injectable()
+export class WebhookDeliverer implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(WebhookDeliverer.name);
+  private readonly pool: pg.Pool;
+  private readonly queue: JobQueue;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly transactions: Transactions,
+    private readonly outbox: Outbox,
+    private readonly events: WebhooksEvents,
+    @Inject(WEBHOOK_DELIVERY_OPTIONS) private readonly options: WebhookDeliveryOptions,
+  ) {
+    this.pool = pgPoolOf(dataSource);
+    // A run is presumed dead past its timeout with room to record the answer.
+    const expireInSeconds = options.timeoutSeconds + 30;
+    this.queue = new JobQueue(options.databaseUrl, {
+      [FAN_OUT_QUEUE]: { crashRetries: 10, expireInSeconds },
+      [DELIVERY_QUEUE]: { crashRetries: 10, expireInSeconds },
+    }, options.work);
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.queue.start();
+    this.outbox.onRecorded((db, event) => this.queue.send(db, FAN_OUT_QUEUE, { eventId: event.id }));
+    if (!this.options.work) return;
+    await this.queue.work<{ eventId: string }>(FAN_OUT_QUEUE, 1, DELIVERY_BATCH, ({ eventId }) => this.fanOut(eventId));
+    await this.queue.work<Delivery>(DELIVERY_QUEUE, DELIVERY_WORKERS, DELIVERY_BATCH, (delivery) => this.attempt(delivery));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.queue.stop();
+  }
+
+  /** Enqueues a new attempt of a delivery now (the operator's redelivery, or an enabled endpoint's backlog). */
+  async enqueue(db: Parameters<JobQueue['send']>[0], delivery: Delivery): Promise<void> {
+    await this.queue.send(db, DELIVERY_QUEUE, delivery);
+  }
+
+  private async fanOut(eventId: string): Promise<void> {
+    await this.transactions.run(async (db) => {
+      const created = await queryRows<{ endpointId: string }>(db, FAN_OUT_EVENT, [eventId]);
+      for (const { endpointId } of created) await this.queue.send(db, DELIVERY_QUEUE, { eventId, endpointId });
+    });
+  }
+
+  private async attempt(delivery: Delivery): Promise<void> {
+    const [state] = await queryRows<DeliveryState>(this.pool, DELIVERY_TO_ATTEMPT, [delivery.eventId, delivery.endpointId]);
+    // Deleted, acknowledged meanwhile, or disabled (an operator enables it and redelivers).
+    if (!state || state.deliveredAt || state.disabledAt) return;
+    const sentAt = new Date();
+    const headers = {
+      'webhook-id': delivery.eventId,
+      'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+      'webhook-signature': new Webhook(state.secret).sign(delivery.eventId, sentAt, state.payload),
+    };
+    const answer = await postWebhook({ url: state.url, body: state.payload, headers, timeoutMs: this.options.timeoutSeconds * 1000, allowInsecure: this.options.allowInsecureUrls });
+    if ('status' in answer && answer.status >= 200 && answer.status < 300) return this.acknowledge(delivery, answer.status);
+    await this.fail(delivery, answer);
+  }
+
+  private async acknowledge(delivery: Delivery, status: number): Promise<void> {
+    const [marked] = await queryRows<{ secondsSinceEvent: number }>(this.pool, MARK_DELIVERED, [delivery.eventId, delivery.endpointId, status]);
+    this.events.attempt('delivered');
+    if (marked) this.events.delivered(marked.secondsSinceEvent);
+  }
+
+  /** Counts the failure and, in the same transaction, enqueues the next attempt or disables the endpoint. */
+  private async fail(delivery: Delivery, answer: WebhookAnswer): Promise<void> {
+    const status = 'status' in answer ? answer.status : null;
+    const error = 'status' in answer ? `HTTP ${answer.status}` : answer.error;
+    const schedule = this.options.retryScheduleSeconds;
+    const disabled = await this.transactions.run(async (db) => {
+      const [failed] = await queryRows<{ attempts: number }>(db, MARK_FAILED, [delivery.eventId, delivery.endpointId, status, error]);
+      if (!failed) return false;
+      if (failed.attempts <= schedule.length) {
+        await this.queue.send(db, DELIVERY_QUEUE, delivery, schedule[failed.attempts - 1]);
+        return false;
+      }
+      await queryRows(db, DISABLE_ENDPOINT, [delivery.endpointId]);
+      return true;
+    });
+    this.events.attempt(disabled ? 'disabled' : 'failed');
+    if (disabled) this.logger.warn(`webhook endpoint ${delivery.endpointId} disabled: event ${delivery.eventId} failed every attempt (${error})`);
+  }
+}

@@ -1,0 +1,64 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { UnauthenticatedError } from '../auth/auth.errors.js';
+import { ApiProblems } from '../http/api-problems.decorator.js';
+import { DatabaseUnavailableError, RequestValidationError, ShuttingDownError } from '../http/http.errors.js';
+import { BODY_PROBLEMS } from '../http/json-body.parser.js';
+import { BEARER_AUTH } from '../http/openapi-docs.js';
+import { ValidationFailedMembers } from '../http/problem-document.schema.js';
+import { ApiStoredProblems } from '../idempotency/idempotency.openapi.js';
+import { WebhookCreadoResponse, WebhookResponse } from './dto/webhook.response.js';
+import { UrlDeWebhookNoPermitidaError, WebhookNoEncontradoError } from './webhooks.errors.js';
+
+/** The member `url-de-webhook-no-permitida` adds. */
+class UrlDeWebhookNoPermitidaMembers {
+  @ApiProperty({ description: 'Why the URL may not be called.', example: 'url must use https' })
+  readonly motivo!: string;
+}
+
+export function ApiWebhooks(): ClassDecorator {
+  return applyDecorators(
+    ApiTags('webhooks'),
+    ApiBearerAuth(BEARER_AUTH),
+    ApiProblems([new UnauthenticatedError(), new Error('example'), new DatabaseUnavailableError(), new ShuttingDownError()]),
+  );
+}
+
+export function ApiCrearWebhook(): MethodDecorator {
+  return applyDecorators(
+    ApiOperation({
+      operationId: 'crearWebhook',
+      summary: 'Register a webhook endpoint, once per Idempotency-Key; its secret is in this answer only',
+      description: 'The `secreto` (`whsec_…`) signs every delivery (Standard Webhooks); a retry with the same key answers the same secret.',
+    }),
+    ApiCreatedResponse({ type: WebhookCreadoResponse }),
+    ApiProblems([new RequestValidationError(['eventos: pago.creado is not an event type'])], ValidationFailedMembers),
+    ApiProblems([...BODY_PROBLEMS]),
+    ApiStoredProblems([new UrlDeWebhookNoPermitidaError('url must use https')], UrlDeWebhookNoPermitidaMembers),
+  );
+}
+
+export function ApiListarWebhooks(): MethodDecorator {
+  return applyDecorators(
+    ApiOperation({ operationId: 'listarWebhooks', summary: 'Your webhook endpoints, oldest first', description: 'Without their secrets; a disabled one says so.' }),
+    ApiOkResponse({ type: [WebhookResponse] }),
+  );
+}
+
+export function ApiWebhookPorId(): MethodDecorator {
+  return applyDecorators(
+    ApiOperation({ operationId: 'obtenerWebhook', summary: 'One of your webhook endpoints (without its secret)', description: 'Its URL, event types and whether deliveries to it are disabled.' }),
+    ApiParam({ name: 'id', format: 'uuid', description: "Someone else's, unknown and malformed ids are all 404." }),
+    ApiOkResponse({ type: WebhookResponse }),
+    ApiProblems([new WebhookNoEncontradoError()]),
+  );
+}
+
+export function ApiBorrarWebhook(): MethodDecorator {
+  return applyDecorators(
+    ApiOperation({ operationId: 'borrarWebhook', summary: 'Delete one of your webhook endpoints', description: 'Nothing more is delivered to it.' }),
+    ApiParam({ name: 'id', format: 'uuid', description: "Someone else's, unknown and malformed ids are all 404." }),
+    ApiNoContentResponse({ description: 'Deleted.' }),
+    ApiProblems([new WebhookNoEncontradoError()]),
+  );
+}

@@ -1,0 +1,9 @@
+/** What the app tells the webhooks module (it knows no feature). */
+export interface WebhooksOptions {
+  /** Every event type a feature declares: what `eventos` may name. */
+  readonly eventTypes: readonly string[];
+  /** Allow `http` URLs and internal hosts (local development, tests): `WEBHOOKS_ALLOW_INSECURE_URLS`. */
+  readonly allowInsecureUrls: boolean;
+}
+
+export const WEBHOOKS_OPTIONS = Symbol('WEBHOOKS_OPTIONS');
