@@ -3,6 +3,7 @@ import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { RequestValidationError } from './http.errors.js';
 
 /**
@@ -16,7 +17,8 @@ class OncePerBodyValidationPipe extends StandardSchemaValidationPipe {
   private readonly validated = new WeakMap<object, { schema: StandardSchemaV1; value: unknown }>();
 
   constructor() {
-    super({ exceptionFactory: (issues) => new RequestValidationError(issues.map(messageOf)) });
+    // A defect two checks catch (an integer past 2^53 is unsafe and too large) is listed once.
+    super({ exceptionFactory: (issues) => new RequestValidationError([...new Set(issues.map(messageOf))]) });
   }
 
   override async transform<T>(value: T, metadata: ArgumentMetadata): Promise<T> {
@@ -79,4 +81,20 @@ export async function validateRouteBody(context: ExecutionContext, pipe: Standar
 /** zod's `error` for a field of the wrong type: missing fields are told apart from wrong ones. */
 export function fieldTypeError(field: string, expected: string): (issue: { input?: unknown }) => string {
   return (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be ${expected}`);
+}
+
+/**
+ * An amount in minor units, from 1 to `maximum`. A whole number past either bound is told that bound,
+ * also beyond 2^53, where zod's integer check fails too (JSON's 99999999999999999999 is 1e20).
+ */
+export function amountInMinorUnits(field: string, maximum: number, example: string) {
+  const tooSmall = `${field} must be at least 1`;
+  const tooLarge = `${field} must be at most ${maximum}`;
+  const notAnAmount = fieldTypeError(field, `an integer amount in minor units (${example})`);
+  const isWhole = (input: unknown): input is number =>
+    typeof input === 'number' && (Number.isInteger(input) || Math.abs(input) === Infinity);
+  return z
+    .int({ error: (issue) => (isWhole(issue.input) ? (issue.input < 1 ? tooSmall : tooLarge) : notAnAmount(issue)) })
+    .min(1, { error: tooSmall })
+    .max(maximum, { error: tooLarge });
 }

@@ -185,6 +185,16 @@ describe('Idempotency-Key and body validation, answered before the key is claime
     expect(await countCharges(db)).toBe(charges + 1);
   });
 
+  it.each([
+    [1e20, 'monto must be at most 1000000000000'],
+    [-1e20, 'monto must be at least 1'],
+    [2 ** 53 + 2, 'monto must be at most 1000000000000'],
+  ])('a whole monto of %d, past 2^53 where it stops being exact, is told the bound it breaks', async (monto, message) => {
+    const rejected = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: { ...nuevoPago(), monto } });
+    expectProblem(rejected, 400, 'validation-failed');
+    expect(rejected.json.errors).toEqual([message]);
+  });
+
   it('every defect of a body is listed, each naming its field: missing, of the wrong type, out of range, unknown', async () => {
     const { token: _token, ...withoutToken } = nuevoPago();
     const body = { ...withoutToken, numeroOrden: 42, monto: 19.99, moneda: 'XYZ', descuento: 5 };

@@ -1,6 +1,6 @@
 import { isISO4217CurrencyCode } from 'class-validator';
 import { z } from 'zod';
-import { fieldTypeError } from '../../http/validation.js';
+import { amountInMinorUnits, fieldTypeError } from '../../http/validation.js';
 
 export const MONTO_MAXIMO = 1_000_000_000_000;
 
@@ -11,10 +11,7 @@ export const CrearPagoDto = z
       .string({ error: fieldTypeError('numeroOrden', 'a string') })
       .regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'numeroOrden must be 1 to 64 characters of A-Z, a-z, 0-9, ".", "_" or "-"' })
       .meta({ description: "The merchant's order number; an order has at most one approved payment.", example: 'ORD-1001' }),
-    monto: z
-      .int({ error: fieldTypeError('monto', 'an integer amount in minor units (e.g. 1999 for 19.99)') })
-      .min(1, { error: 'monto must be at least 1' })
-      .max(MONTO_MAXIMO, { error: `monto must be at most ${MONTO_MAXIMO}` })
+    monto: amountInMinorUnits('monto', MONTO_MAXIMO, 'e.g. 1999 for 19.99')
       .meta({ description: 'Amount in minor units (cents): 1999 is 19.99. Never a decimal.', example: 1999 }),
     moneda: z
       .string({ error: fieldTypeError('moneda', 'a string') })

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fieldTypeError } from '../../http/validation.js';
+import { amountInMinorUnits, fieldTypeError } from '../../http/validation.js';
 import { MONTO_MAXIMO } from '../../pagos/dto/crear-pago.dto.js';
 
 export const MOTIVO_MAXIMO = 200;
@@ -7,10 +7,7 @@ export const MOTIVO_MAXIMO = 200;
 /** The body of `POST /pagos/{pagoId}/reembolsos`: validated by this schema, documented from it. */
 export const CrearReembolsoDto = z
   .strictObject({
-    monto: z
-      .int({ error: fieldTypeError('monto', 'an integer amount in minor units (e.g. 500 for 5.00)') })
-      .min(1, { error: 'monto must be at least 1' })
-      .max(MONTO_MAXIMO, { error: `monto must be at most ${MONTO_MAXIMO}` })
+    monto: amountInMinorUnits('monto', MONTO_MAXIMO, 'e.g. 500 for 5.00')
       .meta({
         description: 'Amount to give back in minor units (cents): 500 is 5.00. Never a decimal; at most what the payment still has to refund. The local processor fails refunds of exactly 13 (a processor failure that refunds nothing).',
         example: 500,
