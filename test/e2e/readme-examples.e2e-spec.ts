@@ -22,6 +22,7 @@ import { createTestDatabase } from '../support/test-database.js';
  * test/support/readme-examples.ts (varying values such as ids and timestamps by shape).
  */
 const README = readFileSync('README.md', 'utf8');
+const CLIENT_README = readFileSync('examples/client/README.md', 'utf8');
 // The demo token the README's examples use (API_TOKENS' default), next to the test clients.
 const DEMO_API_TOKENS = `demo:demo-token-change-me-0001,${TEST_API_TOKENS}`;
 // The README shows the default limit (RATE_LIMIT_REQUESTS, RATE_LIMIT_WINDOW_SECONDS), not the tests' own.
@@ -43,7 +44,8 @@ describe('the README examples, run as written', () => {
     execFileSync(process.execPath, [path.resolve('node_modules/typescript/bin/tsc'), '-p', 'tsconfig.examples.json']);
     home = mkdtempSync(path.join(tmpdir(), 'pagos-readme-'));
     writeFileSync(path.join(home, '.curlrc'), CURLRC);
-    shell = new Shell({ PATH: process.env.PATH, HOME: home, CURL_HOME: home });
+    // In a directory of its own, so that the client's .data/client-pending.json is not the checkout's.
+    shell = new Shell({ PATH: process.env.PATH, HOME: home, CURL_HOME: home }, home);
   });
 
   afterAll(async () => {
@@ -57,8 +59,7 @@ describe('the README examples, run as written', () => {
     const variables = Object.fromEntries([...startLine.matchAll(/([A-Z_]+)=(\S+)/g)].map(([, name, value]) => [name!, value!]));
     service = await startAppProcess(url, { ...README_DEFAULTS, ...variables });
     const port = new URL(service.baseUrl).port;
-    const store = path.join(home, 'client-pending.json');
-    await shell.run(`export PAGOS_BASE_URL=http://localhost:${port} PAGOS_CLIENT_STORE=${store}\n${NPM_FUNCTION}`);
+    await shell.run(`export PAGOS_BASE_URL=http://localhost:${port}\n${NPM_FUNCTION}`);
     return port;
   }
 
@@ -90,6 +91,24 @@ describe('the README examples, run as written', () => {
 
     expect(textDifferences(example!.answer.text, stdout)).toEqual([]);
     expect(stdout).toMatch(/^attempt 1: no answer[^\n]*\n(attempt \d+: 409 Conflict [^\n]*idempotency-key-in-flight[^\n]*\n)+attempt \d+: 201 Created, Idempotent-Replayed: true -> final-answer$/m);
+  });
+
+  it('examples/client/README.md: the lost answer, then an app killed mid-payment resumed on its next launch, then the order already paid', async () => {
+    const examples = ['The lost response, end to end', 'The app dies mid-payment'].flatMap((heading) => examplesOf(CLIENT_README, heading));
+    expect(examples.length).toBeGreaterThanOrEqual(5);
+    const port = await startAsReadmeSays(START_LINE.exec(examples[0]!.commands)![0]);
+    const drifted: { example: string; differences: string[] }[] = [];
+    for (const example of examples) {
+      // The client exits 1 on a final refusal and 2 with no final answer, as documented: not a failed command here.
+      const commands = example.commands.replace(START_LINE, '').replaceAll('localhost:3000', `localhost:${port}`);
+      const { stdout, stderr } = await shell.run(`set +e\n${commands}\nset -e`);
+      const differences = example.answer.language === 'http'
+        ? httpDifferences(parseHttpAnswer(example.answer.text), parseHttpAnswer(stdout))
+        : textDifferences(example.answer.text, stdout);
+      if (differences.length > 0) drifted.push({ example: example.commands, differences });
+      if (example.answer.language === 'http') await checkAgainstContract(stderr, parseHttpAnswer(stdout));
+    }
+    expect(drifted).toEqual([]);
   });
 
   /** The answer shown is the block's last request's (the ones before it, like `PAGO=$(curl -s …)`, feed it). */
