@@ -56,7 +56,7 @@ export function serveOpenApiDocs(app: INestApplication): void {
   });
 }
 
-// DocumentBuilder starts with `contact: {}`; there is no team address to give (see the README).
+// DocumentBuilder starts with `contact: {}`; there is no team address to give (see docs/api.md).
 function withoutEmptyContact(document: OpenAPIObject): OpenAPIObject {
   const { contact, ...info } = document.info;
   return contact && Object.keys(contact).length > 0 ? document : { ...document, info };

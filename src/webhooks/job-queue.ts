@@ -47,7 +47,7 @@ export class JobQueue {
    * and running them side by side. A job whose handler throws is failed alone and retried (a crash:
    * not the webhook schedule). Batches and `burstWhenBatchFull`: with one job per fetch pg-boss
    * waits its polling interval between fetches, and a backlog drained at 16 jobs/s (8 workers);
-   * 8 a fetch drained it at 865 jobs/s (measured, see the README).
+   * 8 a fetch drained it at 865 jobs/s (measured, see docs/benchmark.md).
    */
   async work<T extends object>(name: string, workers: number, batchSize: number, handler: (data: T) => Promise<void>): Promise<void> {
     const options = { localConcurrency: workers, batchSize, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, perJobResults: true } as const;

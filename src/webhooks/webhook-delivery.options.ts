@@ -1,4 +1,4 @@
-/** How events are delivered (WEBHOOK_* variables); see the README's delivery contract. */
+/** How events are delivered (WEBHOOK_* variables); see "The delivery contract" in docs/events-and-webhooks.md. */
 export interface WebhookDeliveryOptions {
   /** pg-boss's connection (its own small pool, on the service's database). */
   readonly databaseUrl: string;
