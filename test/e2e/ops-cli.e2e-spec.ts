@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE, TEST_API_TOKENS } from '../support/clients.js';
+import { runNodeScript, type ScriptResult } from '../support/node-script.js';
 import { nuevoPago, postPago } from '../support/http.js';
 import { countChargesOfOrder, expireLease, keyRow, waitForClaim } from '../support/ledger.js';
 import { backdateAbandoned, estadoOf } from '../support/stale-payments.js';
@@ -57,19 +56,9 @@ describe('the operator CLI', () => {
     return { key, operationId };
   };
 
-  const opsWith = async (databaseUrl: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => {
-    const child = spawn(process.execPath, [OPS, ...args], {
-      env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, API_TOKENS: TEST_API_TOKENS },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (chunk) => (stdout += chunk));
-    child.stderr!.on('data', (chunk) => (stderr += chunk));
-    const [code] = (await once(child, 'exit')) as [number | null];
-    return { code, stdout, stderr };
-  };
-  const ops = (...args: string[]): ReturnType<typeof opsWith> => opsWith(url, ...args);
+  const opsWith = (databaseUrl: string, ...args: string[]): Promise<ScriptResult> =>
+    runNodeScript(OPS, args, { DATABASE_URL: databaseUrl, API_TOKENS: TEST_API_TOKENS });
+  const ops = (...args: string[]): Promise<ScriptResult> => opsWith(url, ...args);
   const paid = async (): Promise<{ key: string; text: string }> => {
     const key = randomUUID();
     const answer = await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago() });

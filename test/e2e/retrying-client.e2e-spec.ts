@@ -1,6 +1,5 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { chmodSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +12,7 @@ import type { AttemptReport } from '../../examples/client/send-with-retries.js';
 import { type AppProcess, startAppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
 import { checkedFetch, nuevoPago, postPago } from '../support/http.js';
+import { runNodeScript, type ScriptResult } from '../support/node-script.js';
 import { countChargesOfOrder, keyRow } from '../support/ledger.js';
 import { ResponseDroppingProxy } from '../support/response-dropping-proxy.js';
 import { seededRandom } from '../support/seeded-random.js';
@@ -276,15 +276,7 @@ describe('the example retrying client against the running service', () => {
       expect({ status: built.status, stderr: built.stderr }).toMatchObject({ status: 0 });
     });
 
-    const client = async (...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => {
-      const child = spawn(process.execPath, [CLIENT, ...args, '--api-token', ALICE.token], { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout!.on('data', (chunk) => (stdout += chunk));
-      child.stderr!.on('data', (chunk) => (stderr += chunk));
-      const [code] = (await once(child, 'exit')) as [number | null];
-      return { code, stdout, stderr };
-    };
+    const client = (...args: string[]): Promise<ScriptResult> => runNodeScript(CLIENT, [...args, '--api-token', ALICE.token]);
 
     it('pending says so when nothing is pending, lists a payment left without a final answer, and resume pays it once', async () => {
       const store = path.join(mkdtempSync(path.join(tmpdir(), 'pagos-client-cli-')), 'pending.json');
