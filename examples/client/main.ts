@@ -27,9 +27,12 @@ async function main(): Promise<number> {
     onAttempt: printAttempt,
   };
   switch (options.command.name) {
-    case 'pending':
-      for (const operation of pending.list()) console.log(`${operation.pago.numeroOrden}  key ${operation.idempotencyKey}  since ${operation.createdAt}`);
+    case 'pending': {
+      const operations = pending.list();
+      if (operations.length === 0) console.log(`nothing pending in ${options.storeFile}`);
+      for (const operation of operations) console.log(`${operation.pago.numeroOrden}  key ${operation.idempotencyKey}  since ${operation.createdAt}`);
       return EXIT.ok;
+    }
     case 'resume': {
       const outcomes = await resumePending(dependencies);
       if (outcomes.length === 0) console.log(`nothing pending in ${options.storeFile}`);

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { PagoRequest } from './pagos-client.js';
 
@@ -11,11 +11,16 @@ export interface PendingOperation {
 
 type PendingByOrder = Record<string, PendingOperation>;
 
+// Read and write for the owner only: the file holds each payment's card token.
+const OWNER_ONLY = 0o600;
+
 /**
  * Pending payments in a JSON file, one per order, written before their first attempt: an app that
  * dies mid-payment and is opened again finds the operation and retries it with the same key.
  * Each write goes to a temporary file, is flushed to disk and renamed over the old one, so a crash
- * leaves the old file or the new one, never half of either.
+ * leaves the old file or the new one, never half of either. The file holds the card token, so only
+ * its owner may read it (0600), whatever mode an older file had; an app keeps it in the platform's
+ * secure storage instead (Keychain, Android Keystore-encrypted storage).
  */
 export class PendingOperationsFile {
   constructor(readonly file: string) {}
@@ -49,8 +54,10 @@ export class PendingOperationsFile {
   private write(pending: PendingByOrder): void {
     mkdirSync(path.dirname(this.file), { recursive: true });
     const temporary = `${this.file}.${process.pid}.tmp`;
-    const fd = openSync(temporary, 'w');
+    const fd = openSync(temporary, 'w', OWNER_ONLY);
     try {
+      // The mode given to open applies only to a new file (and under the umask): a leftover temporary keeps its own.
+      fchmodSync(fd, OWNER_ONLY);
       writeSync(fd, `${JSON.stringify(pending, null, 2)}\n`);
       fsyncSync(fd);
     } finally {

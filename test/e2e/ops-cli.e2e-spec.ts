@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE, TEST_API_TOKENS } from '../support/clients.js';
+import { runNodeScript, type ScriptResult } from '../support/node-script.js';
 import { nuevoPago, postPago } from '../support/http.js';
 import { countChargesOfOrder, expireLease, keyRow, waitForClaim } from '../support/ledger.js';
 import { backdateAbandoned, estadoOf } from '../support/stale-payments.js';
@@ -57,19 +56,9 @@ describe('the operator CLI', () => {
     return { key, operationId };
   };
 
-  const opsWith = async (databaseUrl: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => {
-    const child = spawn(process.execPath, [OPS, ...args], {
-      env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, API_TOKENS: TEST_API_TOKENS },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (chunk) => (stdout += chunk));
-    child.stderr!.on('data', (chunk) => (stderr += chunk));
-    const [code] = (await once(child, 'exit')) as [number | null];
-    return { code, stdout, stderr };
-  };
-  const ops = (...args: string[]): ReturnType<typeof opsWith> => opsWith(url, ...args);
+  const opsWith = (databaseUrl: string, ...args: string[]): Promise<ScriptResult> =>
+    runNodeScript(OPS, args, { DATABASE_URL: databaseUrl, API_TOKENS: TEST_API_TOKENS });
+  const ops = (...args: string[]): Promise<ScriptResult> => opsWith(url, ...args);
   const paid = async (): Promise<{ key: string; text: string }> => {
     const key = randomUUID();
     const answer = await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago() });
@@ -152,26 +141,46 @@ describe('the operator CLI', () => {
     expect((await ops('pagos', 'reconcile')).stdout).toContain('nothing to settle');
   });
 
-  it.each([
-    [['key', 'show', '--client', 'mallory', '--key', 'k'], /^error: unknown client "mallory": API_TOKENS names "alice", "bob"$/m],
-    [['key', 'show', '--client', 'alice', '--key', 'has space'], /^error: malformed key: .*printable ASCII/m],
-    [['key', 'show', '--client', 'alice', '--key', 'never-used'], /^error: client alice has no key never-used$/m],
-    [['pagos', 'pending', '--older-than', 'soon'], /argument 'soon' is invalid/],
-    [['key', 'show', '--client', 'alice'], /required option '--key <key>' not specified/],
-    [['refund'], /unknown command 'refund'/],
-  ])('bad input %j: one clear line and a non-zero exit', async (args, message) => {
-    const result = await ops(...args);
-    expect(result.code).not.toBe(0);
-    expect(result.stderr).toMatch(message);
+  const UNREACHABLE = 'postgres://postgres@127.0.0.1:1/unreachable';
+  const lines = (text: string): string[] => text.trimEnd().split('\n');
+  /** A line as written (a string), or one that matches (a pattern). */
+  const line = (expected: string | RegExp): unknown => (typeof expected === 'string' ? expected : expect.stringMatching(expected));
+
+  it('a key the client never used: one line naming it, exit status 1', async () => {
+    const result = await ops('key', 'show', '--client', 'alice', '--key', 'never-used');
+    expect({ code: result.code, stderr: lines(result.stderr) }).toEqual({ code: 1, stderr: ['error: client alice has no key never-used'] });
   });
 
   it.each([
-    [['key', 'show', '--client', 'mallory', '--key', 'k'], /^error: unknown client "mallory"/],
+    [[], "error: missing command: one of key, pagos, webhooks (see npm run ops -- --help)"],
+    [['refund'], "error: unknown command 'refund' (see npm run ops -- --help)"],
+    [['kye'], "error: unknown command 'kye' (Did you mean key?) (see npm run ops -- --help)"],
+    [['help', 'refund'], "error: unknown command 'refund' (see npm run ops -- --help)"],
+    [['key'], 'error: missing command: one of show, release (see npm run ops -- key --help)'],
+    [['key', 'show', '--client', 'alice'], "error: required option '--key <key>' not specified (see npm run ops -- key show --help)"],
+    [['key', 'show', '--client', 'alice', '--key', 'k', '--bodi'], "error: unknown option '--bodi' (Did you mean --body?) (see npm run ops -- key show --help)"],
+    [['key', 'show', '--client', 'alice', '--key'], "error: option '--key <key>' argument missing (see npm run ops -- key show --help)"],
+    [['pagos', 'pending', '--older-than', 'soon'], /^error: option '--older-than <duration>' argument 'soon' is invalid\. a duration such as .* \(see npm run ops -- pagos pending --help\)$/],
+    [['pagos', 'reconcile', 'now'], /^error: too many arguments for 'reconcile'\. .* \(see npm run ops -- pagos reconcile --help\)$/],
+    [['webhooks', 'redeliver', '--event', 'evt_1'], /^error: option '--event <id>' argument 'evt_1' is invalid\. .* \(see npm run ops -- webhooks redeliver --help\)$/],
+  ])('usage error %j: one line on stderr, exit status 2, before anything opens (the database unreachable)', async (args, message) => {
+    const result = await opsWith(UNREACHABLE, ...args);
+    expect({ code: result.code, stdout: result.stdout, stderr: lines(result.stderr) }).toEqual({ code: 2, stdout: '', stderr: [line(message)] });
+  });
+
+  it.each([
+    [['key', 'show', '--client', 'mallory', '--key', 'k'], /^error: unknown client "mallory": API_TOKENS names "alice", "bob"$/],
+    [['key', 'show', '--client', 'alice', '--key', 'has space'], /^error: malformed key: .*printable ASCII/],
     [['key', 'release', '--client', 'alice', '--key', 'has space'], /^error: malformed key: /],
-  ])('%j is answered before anything opens: the same one line with the database unreachable', async (args, message) => {
-    const result = await opsWith('postgres://postgres@127.0.0.1:1/unreachable', ...args);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(message);
-    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  ])('%j is answered before anything opens: one line, exit status 1, the database unreachable', async (args, message) => {
+    const result = await opsWith(UNREACHABLE, ...args);
+    expect({ code: result.code, stdout: result.stdout, stderr: lines(result.stderr) }).toEqual({ code: 1, stdout: '', stderr: [line(message)] });
+  });
+
+  it.each([[['--help']], [['help']], [['key', 'show', '--help']]])('%j prints the whole help on stdout, exit status 0', async (args) => {
+    const result = await opsWith(UNREACHABLE, ...args);
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(result.stdout).toMatch(/^Usage: ops /);
+    expect(lines(result.stdout).length).toBeGreaterThan(5);
   });
 });

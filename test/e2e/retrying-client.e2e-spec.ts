@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
@@ -11,6 +12,7 @@ import type { AttemptReport } from '../../examples/client/send-with-retries.js';
 import { type AppProcess, startAppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
 import { checkedFetch, nuevoPago, postPago } from '../support/http.js';
+import { runNodeScript, type ScriptResult } from '../support/node-script.js';
 import { countChargesOfOrder, keyRow } from '../support/ledger.js';
 import { ResponseDroppingProxy } from '../support/response-dropping-proxy.js';
 import { seededRandom } from '../support/seeded-random.js';
@@ -249,5 +251,53 @@ describe('the example retrying client against the running service', () => {
     expect(sleeps).toEqual([]);
     expect(dependencies.pending.list()).toEqual([]);
     expect(await chargesOf(pago)).toBe(chargesBefore);
+  });
+  it('the pending file is its owner\'s only (0600), also when an older one was readable by others', async () => {
+    const { file, dependencies } = harness(service.baseUrl);
+    const modeOf = (): number => statSync(file).mode & 0o777;
+    const first = nuevoPago();
+    dependencies.pending.remember({ idempotencyKey: randomUUID(), pago: first, createdAt: new Date().toISOString() });
+    expect(modeOf()).toBe(0o600);
+
+    chmodSync(file, 0o644);
+    dependencies.pending.remember({ idempotencyKey: randomUUID(), pago: nuevoPago(), createdAt: new Date().toISOString() });
+    expect(modeOf()).toBe(0o600);
+    chmodSync(file, 0o644);
+    dependencies.pending.forget(first.numeroOrden);
+    expect(modeOf()).toBe(0o600);
+  });
+
+  describe('as `npm run client` runs it (the built command line)', () => {
+    const CLIENT = path.resolve('dist-examples/examples/client/main.js');
+
+    beforeAll(() => {
+      // What `npm run client` runs first: builds dist-examples/ unless it is up to date.
+      const built = spawnSync(process.execPath, ['scripts/build-if-stale.mjs', 'examples'], { encoding: 'utf8' });
+      expect({ status: built.status, stderr: built.stderr }).toMatchObject({ status: 0 });
+    });
+
+    const client = (...args: string[]): Promise<ScriptResult> => runNodeScript(CLIENT, [...args, '--api-token', ALICE.token]);
+
+    it('pending says so when nothing is pending, lists a payment left without a final answer, and resume pays it once', async () => {
+      const store = path.join(mkdtempSync(path.join(tmpdir(), 'pagos-client-cli-')), 'pending.json');
+      expect(await client('pending', '--store', store)).toEqual({ code: 0, stdout: `nothing pending in ${store}\n`, stderr: '' });
+
+      const pago = nuevoPago();
+      const order = ['--orden', pago.numeroOrden, '--monto', String(pago.monto), '--moneda', pago.moneda, '--token', pago.token];
+      // Nothing listens on port 1: one attempt, no answer, the key kept.
+      const unanswered = await client('pay', ...order, '--store', store, '--base-url', 'http://127.0.0.1:1', '--max-attempts', '1');
+      expect(unanswered.code).toBe(2);
+      expect(unanswered.stdout).toContain(`kept in ${store}`);
+      expect(statSync(store).mode & 0o777).toBe(0o600);
+      const listed = await client('pending', '--store', store);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).toMatch(new RegExp(`^${pago.numeroOrden}  key [0-9a-f-]{36}  since \\S+\\n$`));
+
+      const resumed = await client('resume', '--store', store, '--base-url', service.baseUrl);
+      expect(resumed.code).toBe(0);
+      expect(resumed.stdout).toMatch(/final answer: 201 Created/);
+      expect(await chargesOf(pago)).toBe(1);
+      expect((await client('pending', '--store', store)).stdout).toBe(`nothing pending in ${store}\n`);
+    });
   });
 });

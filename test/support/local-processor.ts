@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import type pg from 'pg';
 import Stripe from 'stripe';
+import { runNodeScript, type ScriptResult } from './node-script.js';
 
 /** Helpers for driving the local processor with the real `stripe` SDK over real HTTP. */
 
@@ -107,12 +108,6 @@ export async function startProcessorProcess(databaseUrl: string, env: Record<str
 }
 
 /** Runs the standalone processor with `env` until it exits, for start-up failures. */
-export async function runProcessorToExit(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
+export function runProcessorToExit(env: Record<string, string>): Promise<ScriptResult> {
+  return runNodeScript(MAIN, [], env);
 }
