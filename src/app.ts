@@ -36,10 +36,17 @@ export async function createApp(
   extraImports: Array<Type | DynamicModule> = [],
 ): Promise<NestFastifyApplication> {
   const root = AppModule.forRoot(config, extraImports);
-  // Start-up lines wait for the JSON logger instead of going out in Nest's own format.
-  const app = await NestFactory.create<NestFastifyApplication>(root, createHttpAdapter(), { bodyParser: false, bufferLogs: true });
+  // Start-up lines wait for the JSON logger instead of going out in Nest's own format; when start-up
+  // fails, they wait for the caller, which gets the error rather than an exit (and stops what it started).
+  const app = await NestFactory.create<NestFastifyApplication>(root, createHttpAdapter(), {
+    bodyParser: false,
+    bufferLogs: true,
+    autoFlushLogs: false,
+    abortOnError: false,
+  });
   const requestLogger = app.get<RequestLogger>(REQUEST_LOGGER);
   app.useLogger(new PinoNestLogger(requestLogger.logger));
+  app.flushLogs();
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', requestLogger.onRequest);
   // The request line names the idempotency outcome, heard like metrics hear it: neither module imports the other.

@@ -1,47 +1,112 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { Logger } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from './app.js';
-import { ConfigError, loadConfig, readEnvironment } from './config/app-config.js';
+import { type AppConfig, ConfigError, loadConfig, readEnvironment } from './config/app-config.js';
 import { Draining } from './http/draining.js';
-import { startEmbeddedPostgres } from './database/embedded-postgres.js';
+import { DOCS_PATH } from './http/openapi-docs.js';
+import { describeDatabase } from './database/database-description.js';
+import { type RunningPostgres, startEmbeddedPostgres } from './database/embedded-postgres.js';
 import { connectProcessor } from './bootstrap/processor-connection.js';
+import { PinoNestLogger } from './logging/pino-nest-logger.js';
+import { createRequestLogger } from './logging/request-logger.js';
 
 const IDLE_SWEEP_MS = 50;
+const logger = new Logger('Bootstrap');
 
-async function bootstrap(): Promise<void> {
-  const config = loadConfig(readEnvironment());
-  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ ...config.embeddedPg, persistent: true });
-  const databaseUrl = config.databaseUrl ?? embedded!.url;
-  const processor = await connectProcessor(config, databaseUrl);
-  const app = await createApp({ ...config, databaseUrl, processor: processor.processor });
-  const logger = new Logger('Bootstrap');
-  if (processor.local) logger.warn('no Stripe key configured: payments go to the local processor, and no real money moves');
+/**
+ * The start-up log at `info` is one line per milestone — the database, the migrations (logged by
+ * DatabaseModule), the processor, where it listens — and shutdown ends with `stopped`; Nest's
+ * wiring is at `debug` (see PinoNestLogger).
+ */
+async function bootstrap(config: AppConfig): Promise<void> {
+  // Lines logged before the app exists wait for its logger, then go out through it in order.
+  Logger.attachBuffer();
+  // What is up so far; a failed start stops it too, so that no database is left running.
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async (): Promise<void> => {
+    for (const stop of stops.splice(0).reverse()) await stop();
+  };
+  let embedded: RunningPostgres | undefined;
+  let nestReported = false;
+  try {
+    embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ ...config.embeddedPg, persistent: true });
+    if (embedded) stops.push(embedded.stop);
+    logger.log(describeDatabase(config.databaseUrl, embedded));
+    const databaseUrl = config.databaseUrl ?? embedded!.url;
+    const processor = await connectProcessor(config, databaseUrl);
+    stops.push(processor.stop);
+    // Nest reports its own start-up errors (a failed migration) before rethrowing them.
+    nestReported = true;
+    const app = await createApp({ ...config, databaseUrl, processor: processor.processor });
+    nestReported = false;
+    stops.push(() => app.close());
+    logger.log(`processor: ${processor.description}`);
+    if (processor.local) logger.warn('no Stripe key configured: payments go to the local processor, and no real money moves');
+    handleShutdownSignals(app, stopAll, embedded);
+    await app.listen(config.port, '0.0.0.0');
+    logger.log(`pagos listening on port ${config.port} (0.0.0.0): http://localhost:${config.port}, API docs at http://localhost:${config.port}/${DOCS_PATH}`);
+  } catch (error) {
+    // Before the app's logger existed, the buffered lines have nowhere to go: give them one.
+    Logger.overrideLogger(new PinoNestLogger(createRequestLogger(config.log).logger));
+    if (!nestReported) logger.error(error);
+    Logger.flush();
+    await stopAll().catch((stopError: unknown) => logger.error(stopError));
+    process.exit(1);
+  }
+}
 
-  // Handled here rather than by Nest's shutdown hooks, which re-raise the signal and exit non-zero.
-  // Installed before listening, so that no signal can arrive while nobody handles it.
+/**
+ * Handled here rather than by Nest's shutdown hooks, which re-raise the signal and exit non-zero.
+ * Installed before listening, so that no signal can arrive while nobody handles it. A second signal
+ * exits at once; the embedded PostgreSQL this process owns still gets its fast shutdown on 'exit'.
+ */
+function handleShutdownSignals(app: NestFastifyApplication, stopAll: () => Promise<void>, embedded: RunningPostgres | undefined): void {
+  let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) {
+      logger.warn(`${signal} again: exiting without finishing in-flight requests`);
+      process.exit(1);
+    }
+    stopping = true;
     logger.log(`${signal}: finishing in-flight requests`);
     app.get(Draining).start();
     // Keep-alive connections go idle as their last answer is sent; close them then, not after 5 s.
     const server = app.getHttpServer() as Server;
     setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS).unref();
-    // Nest closes the HTTP server (waiting for running requests) before the database pool.
-    await app.close();
-    await processor.stop();
-    await embedded?.stop();
+    // Nest closes the HTTP server (waiting for running requests) before the database pool; then
+    // the local processor, then the embedded PostgreSQL.
+    await stopAll();
+    logger.log(stoppedLine(embedded));
     process.exit(0);
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-
-  await app.listen(config.port, '0.0.0.0');
-  logger.log(`payments go to ${processor.description}`);
-  logger.log(`pagos listening on port ${config.port}${embedded ? ' (embedded PostgreSQL)' : ''}`);
+  const onSignal = (signal: string): void => {
+    shutdown(signal).catch((error: unknown) => {
+      logger.error(error);
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
 }
 
-bootstrap().catch((error: unknown) => {
-  // A bad environment is one line naming the variable; anything else keeps its stack.
-  console.error(error instanceof ConfigError ? error.message : error);
-  process.exit(1);
-});
+function stoppedLine(embedded: RunningPostgres | undefined): string {
+  if (!embedded) return 'stopped';
+  if (embedded.origin === 'shared') return `stopped; the embedded PostgreSQL keeps running for process ${embedded.ownerPid}, its owner`;
+  return 'stopped, and the embedded PostgreSQL with it';
+}
+
+function main(): void {
+  let config: AppConfig;
+  try {
+    config = loadConfig(readEnvironment());
+  } catch (error) {
+    // A bad environment is one line naming the variable; anything else keeps its stack.
+    console.error(error instanceof ConfigError ? error.message : error);
+    process.exit(1);
+  }
+  void bootstrap(config);
+}
+
+main();

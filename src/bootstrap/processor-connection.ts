@@ -7,7 +7,7 @@ const LOCAL_PROCESSOR_KEY = 'sk_test_local_processor';
 export interface ProcessorConnection {
   /** `config.processor` with a URL and key to reach it. */
   readonly processor: AppConfig['processor'] & { readonly secretKey: string };
-  /** Where payments go, for the start-up line: Stripe's host, or the local processor. */
+  /** Where payments go, for the start-up line: Stripe's API URL, or the local processor's. */
   readonly description: string;
   readonly local: boolean;
   stop(): Promise<void>;
@@ -24,13 +24,13 @@ export async function connectProcessor(config: AppConfig, databaseUrl: string): 
   const { secretKey } = config.processor;
   if (secretKey) {
     const mode = secretKey.includes('_live_') ? 'live' : 'test';
-    return { processor: { ...config.processor, secretKey }, description: `Stripe at ${new URL(config.processor.apiUrl).host} (${mode} mode)`, local: false, stop: async () => undefined };
+    return { processor: { ...config.processor, secretKey }, description: `Stripe at ${new URL(config.processor.apiUrl).origin} (${mode} mode)`, local: false, stop: async () => undefined };
   }
   // The LISTEN URL reaches PostgreSQL itself even behind a pooler: the processor's session lock needs that.
   const local = await startLocalProcessor({ databaseUrl, sessionDatabaseUrl: config.databaseListenUrl, latencyMs: config.gatewayLatencyMs });
   return {
     processor: { ...config.processor, secretKey: LOCAL_PROCESSOR_KEY, apiUrl: local.url },
-    description: `the local processor at ${local.url}`,
+    description: `the local processor, in this process, at ${local.url}`,
     local: true,
     stop: () => local.close(),
   };

@@ -1,4 +1,4 @@
-import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { type DynamicModule, Global, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, type DatabaseSettings } from './data-source-options.js';
@@ -21,7 +21,8 @@ export class DatabaseModule {
           // Migrations run before any provider can use the connection.
           dataSourceFactory: async (typeOrmOptions) => {
             const dataSource = await new DataSource(typeOrmOptions!).initialize();
-            if (options.runMigrationsOnStart) await runMigrationsExclusively(dataSource);
+            if (options.runMigrationsOnStart) logMigrations(await runMigrationsExclusively(dataSource), dataSource.migrations.length);
+            else new Logger('Database').log('migrations: not run at start (DB_MIGRATIONS_RUN=false)');
             return dataSource;
           },
         }),
@@ -30,4 +31,10 @@ export class DatabaseModule {
       exports: [Transactions],
     };
   }
+}
+
+/** The start-up line: what this start applied, or that there was nothing to apply. */
+function logMigrations(applied: readonly string[], known: number): void {
+  const line = applied.length > 0 ? `migrations: applied ${applied.length} (the last ${applied.at(-1)})` : `migrations: up to date (${known} applied earlier)`;
+  new Logger('Database').log(line);
 }

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig, readEnvironment } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source-options.js';
+import { describeDatabase } from './database-description.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { revertLastMigration, runMigrationsExclusively } from './migrations.js';
 
@@ -10,6 +11,7 @@ async function main(command: string | undefined): Promise<void> {
   const config = loadConfig(readEnvironment());
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ ...config.embeddedPg, persistent: true });
   const url = config.databaseUrl ?? embedded!.url;
+  if (embedded) console.log(describeDatabase(undefined, embedded));
   const dataSource = await new DataSource(dataSourceOptions({ url, poolSize: 2 })).initialize();
   try {
     if (command === 'run') {

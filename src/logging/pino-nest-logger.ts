@@ -7,14 +7,21 @@ type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 const STACK = /\n\s*at /;
 
 /**
+ * Nest's wiring reports (every module initialised, every route mapped, "Starting Nest application"):
+ * at `debug`, so that the `info` start-up log is the few lines a person reads (see main.ts).
+ */
+const WIRING_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+
+/**
  * Nest's logger interface written to pino: `new Logger('Context').warn('text')` becomes
- * `{"level":40,"context":"Context","msg":"text"}`; an Error (or Nest's message + stack) is logged as `err`.
+ * `{"level":40,"context":"Context","msg":"text"}`; an Error (or Nest's message + stack) is logged as `err`;
+ * Nest's wiring reports go out at `debug`.
  */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, ...rest: unknown[]): void {
-    this.write('info', message, rest);
+    this.write(WIRING_CONTEXTS.has(rest.at(-1) as string) ? 'debug' : 'info', message, rest);
   }
 
   error(message: unknown, ...rest: unknown[]): void {

@@ -24,11 +24,13 @@ export interface AppProcess {
 /**
  * The built service (`npm test` builds it first) as a separate OS process on a free loopback port.
  * Every answer the test helpers (`http.ts`) get from it is checked against its OpenAPI document.
+ * `databaseUrl` undefined: no DATABASE_URL, so the service runs the embedded PostgreSQL (`env`
+ * should then name its own EMBEDDED_PG_DATA_DIR and EMBEDDED_PG_PORT).
  */
-export async function startAppProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<AppProcess> {
+export async function startAppProcess(databaseUrl: string | undefined, env: Record<string, string> = {}): Promise<AppProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH, NODE_ENV: 'test', API_TOKENS: TEST_API_TOKENS, ...TEST_DEFAULTS, ...env, PORT: String(port), DATABASE_URL: databaseUrl },
+    env: { PATH: process.env.PATH, NODE_ENV: 'test', API_TOKENS: TEST_API_TOKENS, ...TEST_DEFAULTS, ...env, PORT: String(port), ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -83,10 +85,13 @@ async function waitFor(ready: () => boolean, child: ChildProcess, output: () => 
   }
 }
 
-/** Runs `npm run migration:*`'s script (built) against a database and returns what it printed. */
-export async function runMigrationScript(command: 'run' | 'revert', databaseUrl: string): Promise<{ code: number | null; output: string }> {
+/**
+ * Runs `npm run migration:*`'s script (built) against a database and returns what it printed;
+ * `databaseUrl` undefined: against the embedded PostgreSQL that `env` names.
+ */
+export async function runMigrationScript(command: 'run' | 'revert', databaseUrl: string | undefined, env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, [path.resolve('dist/src/database/migrate.js'), command], {
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
+    env: { PATH: process.env.PATH, ...env, ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

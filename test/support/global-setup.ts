@@ -1,6 +1,11 @@
 // Imports without .js: Jest loads global setup as CommonJS, outside moduleNameMapper.
-import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
+import path from 'node:path';
+import type { RunningPostgres, startEmbeddedPostgres as StartEmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { assertDatabaseReachable } from './test-database';
+
+// The built launcher: its sources import each other as `./x.js`, which Node's require (unlike the
+// tests' moduleNameMapper) finds only in the build, made before the end-to-end tests run anyway.
+const BUILT_LAUNCHER = path.resolve('dist/src/database/embedded-postgres.js');
 
 /**
  * The end-to-end tests need one PostgreSQL server: `DATABASE_URL` when set (CI points it at the
@@ -12,7 +17,7 @@ export default async function globalSetup(): Promise<void> {
     await assertDatabaseReachable(process.env.DATABASE_URL);
     return;
   }
-  const embedded = await startEmbeddedPostgres({
+  const embedded: RunningPostgres = await startEmbedded({
     dataDir: `.data/test-pg-${process.pid}`,
     port: 54000 + (process.pid % 1000),
     database: 'test',
@@ -21,3 +26,13 @@ export default async function globalSetup(): Promise<void> {
   process.env.DATABASE_URL = embedded.url;
   (globalThis as { __embeddedPostgres__?: typeof embedded }).__embeddedPostgres__ = embedded;
 }
+
+const startEmbedded: typeof StartEmbeddedPostgres = (options) => {
+  let launcher: { startEmbeddedPostgres: typeof StartEmbeddedPostgres };
+  try {
+    launcher = require(BUILT_LAUNCHER);
+  } catch (error) {
+    throw new Error(`no DATABASE_URL, and the embedded PostgreSQL's launcher is not built (${(error as Error).message}): run npm run build first`);
+  }
+  return launcher.startEmbeddedPostgres(options);
+};
