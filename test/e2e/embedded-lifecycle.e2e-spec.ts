@@ -1,8 +1,10 @@
 import { existsSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { freePort, runMigrationScript, startAppProcess, type AppProcess } from '../support/app-process.js';
-import { get } from '../support/http.js';
+import { freePort, runMigrationScript, startAppProcess, type AppProcess, type StartOptions } from '../support/app-process.js';
+import { ALICE } from '../support/clients.js';
+import { get, nuevoPago, postPago } from '../support/http.js';
 import { isRunning, processesMentioning } from '../support/processes.js';
 import { waitUntil } from '../support/waiting.js';
 
@@ -30,8 +32,8 @@ describe('the embedded PostgreSQL of a service', () => {
     if (left.length === 0) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const start = async (): Promise<AppProcess> => {
-    const app = await startAppProcess(undefined, env);
+  const start = async (extraEnv: Record<string, string> = {}, options: StartOptions = {}): Promise<AppProcess> => {
+    const app = await startAppProcess(undefined, { ...env, ...extraEnv }, options);
     started.push(app);
     return app;
   };
@@ -87,6 +89,30 @@ describe('the embedded PostgreSQL of a service', () => {
     expect((await get(service.baseUrl, '/health/ready')).status).toBe(200);
 
     expect(await service.stop('SIGTERM')).toBe(0);
+    await waitUntil(async () => !isRunning(postmaster!));
+    expect(processesMentioning(dataDir)).toEqual([]);
+  }, LIFECYCLE_TIMEOUT_MS);
+  it('Ctrl-C in its terminal (SIGINT to its whole process group): the payment in flight still ends 201, then PostgreSQL stops with the service', async () => {
+    // The local processor answers after 1.5 s: the payment is still at the processor when the signal comes.
+    const service = await start({ GATEWAY_LATENCY_MS: '1500' }, { asTerminalJob: true });
+    const [postmaster] = postmasterOf();
+    const body = nuevoPago();
+    const payment = postPago(service.baseUrl, { client: ALICE, key: randomUUID(), body });
+    await waitUntil(async () => {
+      const listed = await get(service.baseUrl, `/pagos?numeroOrden=${body.numeroOrden}`, ALICE);
+      return (listed.json as unknown[]).length === 1;
+    });
+
+    expect(await service.stop('SIGINT')).toBe(0);
+    expect((await payment).status).toBe(201);
+    // PostgreSQL, in a group of its own, heard nothing of the Ctrl-C: it stopped only when stopped.
+    expect(service.output()).not.toContain('terminating connection due to administrator command');
+    const lines = infoLines(service);
+    expect(lines.slice(lines.indexOf('SIGINT: finishing in-flight requests'))).toEqual([
+      'SIGINT: finishing in-flight requests',
+      'request completed',
+      'stopped, and the embedded PostgreSQL with it',
+    ]);
     await waitUntil(async () => !isRunning(postmaster!));
     expect(processesMentioning(dataDir)).toEqual([]);
   }, LIFECYCLE_TIMEOUT_MS);

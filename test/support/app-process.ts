@@ -21,17 +21,30 @@ export interface AppProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+export interface StartOptions {
+  /**
+   * Leads a process group of its own, as a shell's job does, and `stop` signals the whole group, as
+   * a terminal's Ctrl-C does: whatever the service spawned into its group gets the signal too.
+   */
+  readonly asTerminalJob?: boolean;
+}
+
 /**
  * The built service (`npm test` builds it first) as a separate OS process on a free loopback port.
  * Every answer the test helpers (`http.ts`) get from it is checked against its OpenAPI document.
  * `databaseUrl` undefined: no DATABASE_URL, so the service runs the embedded PostgreSQL (`env`
  * should then name its own EMBEDDED_PG_DATA_DIR and EMBEDDED_PG_PORT).
  */
-export async function startAppProcess(databaseUrl: string | undefined, env: Record<string, string> = {}): Promise<AppProcess> {
+export async function startAppProcess(
+  databaseUrl: string | undefined,
+  env: Record<string, string> = {},
+  { asTerminalJob = false }: StartOptions = {},
+): Promise<AppProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
     env: { PATH: process.env.PATH, NODE_ENV: 'test', API_TOKENS: TEST_API_TOKENS, ...TEST_DEFAULTS, ...env, PORT: String(port), ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }) },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: asTerminalJob,
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
@@ -47,7 +60,8 @@ export async function startAppProcess(databaseUrl: string | undefined, env: Reco
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       const exited = once(child, 'exit');
-      child.kill(signal);
+      if (asTerminalJob) process.kill(-child.pid!, signal);
+      else child.kill(signal);
       const [code] = (await exited) as [number | null];
       return code;
     },
