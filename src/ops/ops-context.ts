@@ -2,6 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type { AppConfig } from '../config/app-config.js';
+import { describeDatabase } from '../database/database-description.js';
 import { startEmbeddedPostgres } from '../database/embedded-postgres.js';
 import { IdempotencyStore } from '../idempotency/idempotency.store.js';
 import { PagosReconciler } from '../pagos/pagos-reconciler.js';
@@ -23,6 +24,8 @@ export interface OpsContext {
  */
 export async function withOpsContext<T>(config: AppConfig, work: (context: OpsContext) => Promise<T>): Promise<T> {
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ ...config.embeddedPg, persistent: true });
+  // An orphan it adopts, it stops when done: say so, as the service does. Output stays the command's.
+  if (embedded?.origin === 'adopted') console.error(describeDatabase(undefined, embedded));
   const databaseUrl = config.databaseUrl ?? embedded!.url;
   let app: INestApplicationContext | undefined;
   let processor: ProcessorConnection | undefined;
