@@ -13,6 +13,8 @@ import { PinoNestLogger } from './logging/pino-nest-logger.js';
 import { createRequestLogger } from './logging/request-logger.js';
 
 const IDLE_SWEEP_MS = 50;
+// A repeat of the first signal within this is the same Ctrl-C arriving twice, not a second one.
+const REPEATED_SIGNAL_MS = 1000;
 const logger = new Logger('Bootstrap');
 
 /**
@@ -59,17 +61,20 @@ async function bootstrap(config: AppConfig): Promise<void> {
 
 /**
  * Handled here rather than by Nest's shutdown hooks, which re-raise the signal and exit non-zero.
- * Installed before listening, so that no signal can arrive while nobody handles it. A second signal
- * exits at once; the embedded PostgreSQL this process owns still gets its fast shutdown on 'exit'.
+ * Installed before listening, so that no signal can arrive while nobody handles it. A second signal,
+ * a second or more after the first, exits at once; the embedded PostgreSQL this process owns still
+ * gets its fast shutdown on 'exit'.
  */
 function handleShutdownSignals(app: NestFastifyApplication, stopAll: () => Promise<void>, embedded: RunningPostgres | undefined): void {
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const shutdown = async (signal: string): Promise<void> => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      // `npm start` forwards the terminal's Ctrl-C to the service, which got it from the terminal too.
+      if (Date.now() - stoppingSince < REPEATED_SIGNAL_MS) return;
       logger.warn(`${signal} again: exiting without finishing in-flight requests`);
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     logger.log(`${signal}: finishing in-flight requests`);
     app.get(Draining).start();
     // Keep-alive connections go idle as their last answer is sent; close them then, not after 5 s.

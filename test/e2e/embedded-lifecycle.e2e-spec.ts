@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { existsSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -92,7 +93,7 @@ describe('the embedded PostgreSQL of a service', () => {
     await waitUntil(async () => !isRunning(postmaster!));
     expect(processesMentioning(dataDir)).toEqual([]);
   }, LIFECYCLE_TIMEOUT_MS);
-  it('Ctrl-C in its terminal (SIGINT to its whole process group): the payment in flight still ends 201, then PostgreSQL stops with the service', async () => {
+  it('Ctrl-C in its terminal (SIGINT to its whole process group, and again from npm): the payment in flight still ends 201, then PostgreSQL stops with the service', async () => {
     // The local processor answers after 1.5 s: the payment is still at the processor when the signal comes.
     const service = await start({ GATEWAY_LATENCY_MS: '1500' }, { asTerminalJob: true });
     const [postmaster] = postmasterOf();
@@ -103,7 +104,11 @@ describe('the embedded PostgreSQL of a service', () => {
       return (listed.json as unknown[]).length === 1;
     });
 
-    expect(await service.stop('SIGINT')).toBe(0);
+    // `npm start` forwards the terminal's Ctrl-C to the service, which has it from the terminal too: twice at once.
+    const exited = once(service.child, 'exit');
+    process.kill(-service.child.pid!, 'SIGINT');
+    process.kill(-service.child.pid!, 'SIGINT');
+    expect((await exited)[0]).toBe(0);
     expect((await payment).status).toBe(201);
     // PostgreSQL, in a group of its own, heard nothing of the Ctrl-C: it stopped only when stopped.
     expect(service.output()).not.toContain('terminating connection due to administrator command');
