@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { TEST_API_TOKENS } from './clients.js';
 import { checkAnswersOf } from './contract.js';
+import { runNodeScript } from './node-script.js';
 
 const MAIN = path.resolve('dist/src/main.js');
 const READY_LINE = 'pagos listening on port';
@@ -70,10 +71,7 @@ export async function startAppProcess(
 
 /** Runs the built service with `env` and resolves with its exit code and output, for start-up failures. */
 export async function runAppProcessToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
+  const { code, stderr } = await runNodeScript(MAIN, [], env);
   return { code, stderr };
 }
 
@@ -104,13 +102,9 @@ async function waitFor(ready: () => boolean, child: ChildProcess, output: () => 
  * `databaseUrl` undefined: against the embedded PostgreSQL that `env` names.
  */
 export async function runMigrationScript(command: 'run' | 'revert', databaseUrl: string | undefined, env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [path.resolve('dist/src/database/migrate.js'), command], {
-    env: { PATH: process.env.PATH, ...env, ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const { code, stdout, stderr } = await runNodeScript(path.resolve('dist/src/database/migrate.js'), [command], {
+    ...env,
+    ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }),
   });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, output };
+  return { code, output: stdout + stderr };
 }

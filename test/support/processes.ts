@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { isRunning as isProcessRunning } from '../../src/database/embedded-postgres-owner.js';
 
 /**
  * The running processes whose command line contains `text` (a data directory names its postmaster:
@@ -19,10 +20,5 @@ export function processesMentioning(text: string): number[] {
 
 /** True while the process runs; false once it exited, reaped or not. */
 export function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
-  } catch {
-    return false;
-  }
+  return isProcessRunning({ pid, startTime: null });
 }
