@@ -65,7 +65,7 @@ class FloorController {
     const client = await this.pool.connect();
     try {
       const begun = client.query(BEGIN);
-      const { rows: [cerrado] } = await client.query(CERRAR_PAGO, [pago.id, 'APROBADO', intentId]);
+      const { rows: [cerrado] } = await client.query(CERRAR_PAGO, [pago.id, 'APROBADO', intentId, null]);
       await begun;
       const answer = { id: cerrado.id, numeroOrden: cerrado.numeroOrden, monto: Number(cerrado.monto), moneda: cerrado.moneda, estado: cerrado.estado, creadoEn: cerrado.creadoEn };
       // Both go out before either answers; a completion that fails makes PostgreSQL answer COMMIT with ROLLBACK.

@@ -13,6 +13,7 @@ import { CreateEventos1764700017000 } from './1764700017000-create-eventos.js';
 import { CreateWebhookEndpoints1764700018000 } from './1764700018000-create-webhook-endpoints.js';
 import { CreateWebhookDeliveries1764700019000 } from './1764700019000-create-webhook-deliveries.js';
 import { InstallPgBoss1764700020000 } from './1764700020000-install-pg-boss.js';
+import { PagosAutenticacion1764700021000 } from './1764700021000-pagos-autenticacion.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   CreateWebhookEndpoints1764700018000,
   CreateWebhookDeliveries1764700019000,
   InstallPgBoss1764700020000,
+  PagosAutenticacion1764700021000,
 ];

@@ -30,6 +30,8 @@ export interface AppConfig {
   readonly pagos: {
     /** When the reconciler settles payments their clients abandoned (cron syntax with seconds). */
     readonly reconcileCron: string;
+    /** A payment waiting for the customer's authentication longer than this is canceled by the reconciler. */
+    readonly autenticacionTimeoutSeconds: number;
   };
   /** Events are purged once older than this (with the keys' purge schedule). */
   readonly eventsTtlDays: number;
@@ -50,6 +52,8 @@ export interface AppConfig {
     readonly apiUrl: string;
     readonly timeoutMs: number;
     readonly maxNetworkRetries: number;
+    /** Verifies the processor's webhooks; the entry point makes one up for the local processor. */
+    readonly webhookSecret: string | undefined;
   };
   /** The embedded local processor's time for a confirmation or a refund (half before the work, half after). */
   readonly gatewayLatencyMs: number;
@@ -91,6 +95,9 @@ export const CONFIG_DEFAULTS = {
   // Every 30 s: an abandoned payment is settled within a lock timeout plus 30 s, and a pass over the
   // few PENDIENTE rows costs one indexed read when there is nothing to do.
   reconcileCron: '*/30 * * * * *',
+  // 15 min: Stripe's 3-D Secure challenge is done in a minute or two; past a quarter hour the customer
+  // has left, and the order should be free to pay again.
+  autenticacionTimeoutSeconds: 900,
   // 0: a duplicate that did not ask to wait gets 409 at once, as with Stripe and the IETF draft, so
   // clients written for that keep their behaviour; waiting is what `Prefer: wait` opts into.
   defaultWaitSeconds: 0,
@@ -144,7 +151,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
 }
 
 function assertProcessorSafe(env: EnvSchema): void {
-  if (env.STRIPE_SECRET_KEY) return;
+  if (env.STRIPE_SECRET_KEY) {
+    if (env.NODE_ENV === 'production' && !env.STRIPE_WEBHOOK_SECRET) {
+      throw new ConfigError('STRIPE_WEBHOOK_SECRET is required with NODE_ENV=production and STRIPE_SECRET_KEY: without webhooks, outcomes wait for the reconciler');
+    }
+    return;
+  }
   if (env.NODE_ENV === 'production') {
     throw new ConfigError('STRIPE_SECRET_KEY is required with NODE_ENV=production: the local processor moves no real money');
   }
@@ -172,7 +184,10 @@ function toAppConfig(env: EnvSchema): AppConfig {
         maxWaiters: env.IDEMPOTENCY_MAX_WAITERS ?? d.maxWaiters,
       },
     },
-    pagos: { reconcileCron: env.PAGOS_RECONCILE_CRON ?? d.reconcileCron },
+    pagos: {
+      reconcileCron: env.PAGOS_RECONCILE_CRON ?? d.reconcileCron,
+      autenticacionTimeoutSeconds: env.AUTENTICACION_TIMEOUT_SECONDS ?? d.autenticacionTimeoutSeconds,
+    },
     // Off unless asked for: a webhook URL is a request the service makes on a client's behalf.
     eventsTtlDays: env.EVENTS_TTL_DAYS ?? d.eventsTtlDays,
     webhooks: {
@@ -185,6 +200,7 @@ function toAppConfig(env: EnvSchema): AppConfig {
       apiUrl: env.STRIPE_API_URL ?? d.stripeApiUrl,
       timeoutMs: env.STRIPE_TIMEOUT_MS ?? d.stripeTimeoutMs,
       maxNetworkRetries: env.STRIPE_MAX_NETWORK_RETRIES ?? d.stripeMaxNetworkRetries,
+      webhookSecret: env.STRIPE_WEBHOOK_SECRET,
     },
     gatewayLatencyMs: env.GATEWAY_LATENCY_MS ?? d.gatewayLatencyMs,
     rateLimit: {
@@ -230,7 +246,7 @@ function withoutEmptyValues(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 // Their values may carry credentials, so they never reach a log line.
-const SECRET_VARIABLES = new Set(['API_TOKENS', 'DATABASE_URL', 'DATABASE_LISTEN_URL', 'REDIS_URL', 'STRIPE_SECRET_KEY']);
+const SECRET_VARIABLES = new Set(['API_TOKENS', 'DATABASE_URL', 'DATABASE_LISTEN_URL', 'REDIS_URL', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);
 
 function describe(error: ValidationError): string {
   // A value of the wrong kind fails every rule; saying so beats quoting an arbitrary bound.

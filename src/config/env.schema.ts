@@ -144,6 +144,18 @@ export class EnvSchema {
   @Matches(/^(sk|rk)_(test|live)_[A-Za-z0-9_]{8,}$/, { message: 'STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_…)' })
   STRIPE_SECRET_KEY?: string;
 
+  /** The signing secret of the endpoint registered in Stripe for POST /stripe/webhooks. */
+  @IsOptional()
+  @Matches(/^whsec_[A-Za-z0-9+/=_-]{8,}$/, { message: 'STRIPE_WEBHOOK_SECRET must be a Stripe webhook signing secret (whsec_…)' })
+  STRIPE_WEBHOOK_SECRET?: string;
+
+  /** How long a payment waits for the customer's 3-D Secure authentication before it is canceled. */
+  @IsOptional()
+  @WholeNumber()
+  @Min(1)
+  @Max(86400)
+  AUTENTICACION_TIMEOUT_SECONDS?: number;
+
   /** Only with STRIPE_SECRET_KEY (checked in app-config.ts). */
   @IsOptional()
   @Validate(ProcessorUrlConstraint)

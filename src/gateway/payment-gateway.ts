@@ -3,7 +3,7 @@ export const PAYMENT_GATEWAY = Symbol('PAYMENT_GATEWAY');
 /**
  * Where a payment intent stands at the processor, in the terms that decide our state:
  * - `succeeded`: money moved (once: an intent charges at most once, whatever the keys).
- * - `declined`: the card was declined; nothing charged, final.
+ * - `declined`: the card was declined, its authentication failed, or its token was spent; nothing charged, final.
  * - `failed`: the processor failed without charging (a processing error); it may be confirmed again.
  * - `confirmable`: nothing charged yet; waiting for a confirmation (ours never arrived, or was refused before any work).
  * - `requires_action`: the customer must authenticate (3-D Secure); nothing charged.
@@ -12,9 +12,16 @@ export const PAYMENT_GATEWAY = Symbol('PAYMENT_GATEWAY');
  */
 export type IntentStatus = 'succeeded' | 'declined' | 'failed' | 'confirmable' | 'requires_action' | 'processing' | 'canceled';
 
+/** Why a `declined` intent was declined. */
+export type DeclineReason = 'card' | 'authentication' | 'spent_token';
+
 export interface IntentState {
   readonly id: string;
   readonly status: IntentStatus;
+  /** Only when `declined`. */
+  readonly declinedFor?: DeclineReason;
+  /** Only when `requires_action`: what the customer's app hands to the processor's SDK to authenticate. */
+  readonly clientSecret?: string;
 }
 
 export interface CreateIntentRequest {
@@ -58,7 +65,7 @@ export interface RefundRequest {
  * unknown (no answer, or an answer that says nothing of what was done).
  */
 export interface PaymentGateway {
-  /** Creates an intent that carries no payment method yet, so it can move no money. */
+  /** Creates an intent that carries no payment method yet, so it can move no money; {@link AmountRefusedError} when its amount can't be paid. */
   createIntent(request: CreateIntentRequest): Promise<IntentState>;
   /** Confirms (charges) it: a decline or a processing failure is a state, not an error. */
   confirmIntent(request: ConfirmIntentRequest): Promise<IntentState>;
@@ -88,6 +95,14 @@ export class GatewayIndeterminateError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * The processor refuses the payment's amount or currency for good (below its minimum, above its
+ * maximum, a currency it does not take): nothing was created or charged. The message says which.
+ */
+export class AmountRefusedError extends Error {
+  override readonly name = 'AmountRefusedError';
 }
 
 /** The processor refuses the refund for good (nothing refunded): retrying the same key gets the same answer. */

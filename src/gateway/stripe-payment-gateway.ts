@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import {
-  type ConfirmIntentRequest, type CreateIntentRequest, GatewayIndeterminateError, type IntentState, type IntentStatus, type PaymentGateway,
+  AmountRefusedError, type ConfirmIntentRequest, type CreateIntentRequest, type DeclineReason, GatewayIndeterminateError, type IntentState, type IntentStatus, type PaymentGateway,
   type Refund, RefundRefusedError, type RefundRequest,
 } from './payment-gateway.js';
 
@@ -16,6 +16,13 @@ export interface StripeConnection {
 const REFUNDS_PAGE = 100;
 // A processing error charged nothing; every other payment error is the card's answer.
 const PROCESSING_ERROR = 'processing_error';
+// The customer failed 3-D Secure: the intent is back to requires_payment_method with this code.
+const AUTHENTICATION_FAILURE = 'payment_intent_authentication_failure';
+// A single-use card token confirmed before (by any intent).
+const TOKEN_ALREADY_USED = 'token_already_used';
+// What Stripe answers for an amount or currency it can't take (its codes, or the param it names).
+const AMOUNT_REFUSALS = new Set(['amount_too_small', 'amount_too_large']);
+const AMOUNT_PARAMS = new Set(['amount', 'currency']);
 
 /**
  * The payment gateway on Stripe's PaymentIntents and Refunds, through the official SDK. It uses only
@@ -39,7 +46,7 @@ export class StripePaymentGateway implements PaymentGateway {
   }
 
   async createIntent({ key, amount, currency, metadata }: CreateIntentRequest): Promise<IntentState> {
-    const intent = await this.call(() =>
+    const intent = await this.callRefusingAmounts(() =>
       this.stripe.paymentIntents.create(
         // Cards confirmed on the server: no redirect, so no return_url.
         {
@@ -61,8 +68,10 @@ export class StripePaymentGateway implements PaymentGateway {
     } catch (error) {
       const answered = this.intentInError(error, intentId);
       if (answered) return answered;
-      // The token names no payment method the processor knows: nothing was charged, and never will be with it.
-      if (error instanceof Stripe.errors.StripeInvalidRequestError && error.param === 'payment_method') return { id: intentId, status: 'declined' };
+      if (!(error instanceof Stripe.errors.StripeInvalidRequestError)) throw error;
+      // A spent single-use token, or one that names no payment method the processor knows: nothing was charged, and never will be with it.
+      if (error.code === TOKEN_ALREADY_USED) return { id: intentId, status: 'declined', declinedFor: 'spent_token' };
+      if (error.param === 'payment_method') return { id: intentId, status: 'declined', declinedFor: 'card' };
       throw error;
     }
   }
@@ -102,6 +111,18 @@ export class StripePaymentGateway implements PaymentGateway {
     });
   }
 
+  /** Like `call`; a refusal of the amount or currency becomes {@link AmountRefusedError}. */
+  private async callRefusingAmounts<T>(request: () => Promise<T>): Promise<T> {
+    try {
+      return await this.call(request);
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeInvalidRequestError && (AMOUNT_REFUSALS.has(error.code ?? '') || AMOUNT_PARAMS.has(error.param ?? ''))) {
+        throw new AmountRefusedError(error.message);
+      }
+      throw error;
+    }
+  }
+
   /** Runs one SDK call; whatever leaves the outcome unknown becomes {@link GatewayIndeterminateError}. */
   private async call<T>(request: () => Promise<T>): Promise<T> {
     try {
@@ -121,7 +142,7 @@ export class StripePaymentGateway implements PaymentGateway {
     const intent = error.payment_intent;
     if (error instanceof Stripe.errors.StripeCardError) {
       if (intent) return stateOf(intent);
-      return { id: intentId, status: error.code === PROCESSING_ERROR ? 'failed' : 'declined' };
+      return error.code === PROCESSING_ERROR ? { id: intentId, status: 'failed' } : { id: intentId, status: 'declined', declinedFor: declineReasonOf(error.code) };
     }
     if (error.code === 'payment_intent_unexpected_state' && intent) return stateOf(intent);
     return undefined;
@@ -137,7 +158,14 @@ function paymentMethodOf(token: string): Stripe.PaymentIntentConfirmParams {
 }
 
 function stateOf(intent: Stripe.PaymentIntent): IntentState {
-  return { id: intent.id, status: statusOf(intent) };
+  const status = statusOf(intent);
+  if (status === 'declined') return { id: intent.id, status, declinedFor: declineReasonOf(intent.last_payment_error?.code) };
+  if (status === 'requires_action' && intent.client_secret) return { id: intent.id, status, clientSecret: intent.client_secret };
+  return { id: intent.id, status };
+}
+
+function declineReasonOf(code: string | undefined): DeclineReason {
+  return code === AUTHENTICATION_FAILURE ? 'authentication' : 'card';
 }
 
 function statusOf(intent: Stripe.PaymentIntent): IntentStatus {

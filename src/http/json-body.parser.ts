@@ -38,6 +38,16 @@ const DECODERS: Readonly<Record<string, Decoder>> = {
   br: (body, limit) => brotliDecompressSync(body, { maxOutputLength: limit }),
 };
 
+const RAW_BODY = Symbol('http:rawBody');
+
+/**
+ * The body's bytes as received (decompressed), for a route that must check a signature over them
+ * (a re-serialised body would not match); undefined when the request had none.
+ */
+export function rawBodyOf(request: FastifyRequest): Buffer | undefined {
+  return (request as FastifyRequest & { [RAW_BODY]?: Buffer })[RAW_BODY];
+}
+
 /**
  * The only request bodies this API reads: UTF-8 JSON of at most JSON_BODY_LIMIT_BYTES, once decompressed.
  * Anything else is a problem before any route runs: another type or charset a 415, a bigger body a
@@ -101,7 +111,9 @@ function readBody(request: FastifyRequest, payload: IncomingMessage, drain: Drai
 function parseJson(request: FastifyRequest, raw: Buffer): unknown {
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
   if (charset !== undefined && !UTF8.has(charset)) throw new UnsupportedMediaTypeError();
-  const text = decode(raw, request.headers['content-encoding']).toString('utf8');
+  const bytes = decode(raw, request.headers['content-encoding']);
+  (request as FastifyRequest & { [RAW_BODY]?: Buffer })[RAW_BODY] = bytes;
+  const text = bytes.toString('utf8');
   if (text.trim() === '') return {};
   let body: unknown;
   try {

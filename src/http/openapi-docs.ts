@@ -20,6 +20,7 @@ const TAGS: ReadonlyArray<[name: string, description: string]> = [
   ['reembolsos', 'Refunds of approved payments, at most once per Idempotency-Key, never more than was charged.'],
   ['eventos', 'What happened to your payments and refunds, oldest first: the feed behind the webhooks.'],
   ['webhooks', 'Your endpoints for signed event deliveries (Standard Webhooks), at least once.'],
+  ['stripe', "Stripe's signed webhooks in: what the processor learned after it answered (3-D Secure finished, a payment settled, a refund failed)."],
   ['health', 'Probes for orchestrators and load balancers; public.'],
   ['metrics', 'The Prometheus scrape; public (keep it off the public proxy).'],
 ];

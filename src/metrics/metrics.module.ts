@@ -7,6 +7,8 @@ import { HttpMetrics } from './http-metrics.js';
 import { IdempotencyMetrics } from './idempotency-metrics.js';
 import { MetricsController } from './metrics.controller.js';
 import { PagosMetrics } from './pagos-metrics.js';
+import { ProcessorWebhooksMetrics } from './processor-webhooks-metrics.js';
+import { ProcessorWebhooksModule } from '../processor-webhooks/processor-webhooks.module.js';
 import { RateLimitMetrics } from './rate-limit-metrics.js';
 import { WebhooksMetrics } from './webhooks-metrics.js';
 import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
@@ -18,7 +20,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
  */
 @Global()
 @Module({
-  imports: [PagosReconcilerModule, ReembolsosReconcilerModule, RateLimitModule],
+  imports: [PagosReconcilerModule, ReembolsosReconcilerModule, RateLimitModule, ProcessorWebhooksModule],
   controllers: [MetricsController],
   providers: [
     {
@@ -39,6 +41,8 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
     RateLimitMetrics,
     // Webhook deliveries (WebhooksEvents comes from the global WebhookDeliveryModule).
     WebhooksMetrics,
+    // The processor's webhooks taken in.
+    ProcessorWebhooksMetrics,
   ],
   exports: [HttpMetrics],
 })

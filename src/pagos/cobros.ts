@@ -2,9 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPoolOf, queryRows } from '../database/query-rows.js';
-import { GatewayIndeterminateError, type IntentState, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
-import { type PasoProcesador, processorKeyOf } from './pago.entity.js';
-import { type MotivoRechazo, ProcesadorSinRespuestaError } from './pagos.errors.js';
+import {
+  AmountRefusedError, type DeclineReason, GatewayIndeterminateError, type IntentState, PAYMENT_GATEWAY, type PaymentGateway,
+} from '../gateway/payment-gateway.js';
+import { type MotivoRechazo, type PasoProcesador, processorKeyOf } from './pago.entity.js';
+import { ProcesadorSinRespuestaError } from './pagos.errors.js';
 import { ESTADO_DE_PAGO, REGISTRAR_INTENT, SIGUIENTE_INTENTO } from './pagos.sql.js';
 
 /** A PENDIENTE payment about to be charged: what INICIAR_PAGO returns, and its intent when it resumes. */
@@ -26,11 +28,37 @@ export class PagoAsentadoError extends Error {
   override readonly name = 'PagoAsentadoError';
 }
 
-/** What the processor did: charged, declined, or failed without charging (a processing error). */
+/**
+ * What the processor did: charged, declined (`intentId` null when it refused even to create one: the
+ * amount, and `razon` says why), failed without charging (a processing error), or asks the customer
+ * to authenticate first.
+ */
 export type Cobro =
   | { readonly estado: 'APROBADO'; readonly intentId: string }
-  | { readonly estado: 'RECHAZADO'; readonly intentId: string; readonly motivo: MotivoRechazo }
-  | { readonly estado: 'FALLIDO'; readonly intentId: string };
+  | { readonly estado: 'RECHAZADO'; readonly intentId: string | null; readonly motivo: MotivoRechazo; readonly razon?: string }
+  | { readonly estado: 'FALLIDO'; readonly intentId: string }
+  | { readonly estado: 'REQUIERE_AUTENTICACION'; readonly intentId: string; readonly clientSecret: string };
+
+const MOTIVO_DE_RECHAZO: Record<DeclineReason, MotivoRechazo> = { card: 'tarjeta', authentication: 'autenticacion', spent_token: 'token-usado' };
+
+/**
+ * The payment's outcome that an intent's state settles, whoever asks (the route, the reconciler, a
+ * webhook); undefined while nothing is charged or refused and it may still be confirmed, is still
+ * processing, or was canceled.
+ */
+export function cobroDe(state: IntentState): Cobro | undefined {
+  switch (state.status) {
+    case 'succeeded':
+      return { estado: 'APROBADO', intentId: state.id };
+    case 'declined':
+      return { estado: 'RECHAZADO', intentId: state.id, motivo: MOTIVO_DE_RECHAZO[state.declinedFor ?? 'card'] };
+    case 'requires_action':
+      if (!state.clientSecret) throw new Error(`intent ${state.id} requires action but came without its client secret`);
+      return { estado: 'REQUIERE_AUTENTICACION', intentId: state.id, clientSecret: state.clientSecret };
+    default:
+      return undefined;
+  }
+}
 
 /**
  * Charges a payment through a processor intent, once, with only what the processor offers: the
@@ -54,12 +82,18 @@ export class Cobros {
     let enCurso = pago;
     if (enCurso.intentId) {
       const state = await this.ask(() => this.gateway.retrieveIntent(enCurso.intentId!));
-      const cobro = await this.settledBy(enCurso, state);
+      const cobro = this.settledBy(state);
       if (cobro) return cobro;
       // Canceled (the reconciler gave up on it): nothing was charged; this attempt starts a new intent.
       if (state.status === 'canceled') enCurso = await this.nextAttempt(enCurso, false);
     }
-    const intentId = enCurso.intentId ?? (await this.createIntent(enCurso));
+    let intentId = enCurso.intentId;
+    try {
+      intentId ??= await this.createIntent(enCurso);
+    } catch (error) {
+      if (!(error instanceof AmountRefusedError)) throw error;
+      return { estado: 'RECHAZADO', intentId: null, motivo: 'importe-no-admitido', razon: error.message };
+    }
     return this.confirm({ ...enCurso, intentId }, paymentToken);
   }
 
@@ -84,7 +118,7 @@ export class Cobros {
       return this.afterUnknownConfirmation(pago, error);
     }
     if (state.status === 'failed') return { estado: 'FALLIDO', intentId: state.id };
-    const cobro = await this.settledBy(pago, state);
+    const cobro = this.settledBy(state);
     // Confirmed, yet neither charged nor refused: the intent was canceled under us (the reconciler).
     if (!cobro) throw new ProcesadorSinRespuestaError();
     return cobro;
@@ -97,33 +131,16 @@ export class Cobros {
    */
   private async afterUnknownConfirmation(pago: PagoEnCurso & { intentId: string }, error: GatewayIndeterminateError): Promise<Cobro> {
     const state = await this.ask(() => this.gateway.retrieveIntent(pago.intentId));
-    const cobro = await this.settledBy(pago, state);
+    const cobro = this.settledBy(state);
     if (cobro) return cobro;
     if (error.replaysFailure && state.status !== 'canceled') await this.nextAttempt(pago, true);
     throw new ProcesadorSinRespuestaError();
   }
 
-  /** A state that settles the payment; undefined while nothing is charged and it can still be confirmed (or was canceled). */
-  private async settledBy(pago: PagoEnCurso, state: IntentState): Promise<Cobro | undefined> {
-    switch (state.status) {
-      case 'succeeded':
-        return { estado: 'APROBADO', intentId: state.id };
-      case 'declined':
-        return { estado: 'RECHAZADO', intentId: state.id, motivo: 'tarjeta' };
-      case 'requires_action':
-        return this.refuseAuthentication(pago, state.id);
-      case 'processing':
-        throw new ProcesadorSinRespuestaError();
-      default:
-        return undefined;
-    }
-  }
-
-  /** Customer authentication is later work: the intent is canceled and the payment declined, unless it moved on meanwhile. */
-  private async refuseAuthentication(pago: PagoEnCurso, intentId: string): Promise<Cobro | undefined> {
-    const state = await this.ask(() => this.gateway.cancelIntent(intentId, keyOf(pago, 'cancel')));
-    if (state.status === 'canceled') return { estado: 'RECHAZADO', intentId, motivo: 'autenticacion' };
-    return state.status === 'requires_action' ? undefined : this.settledBy(pago, state);
+  /** The outcome the intent's state settles; still processing is unknown for now (503: the webhook, a retry or the reconciler settles it). */
+  private settledBy(state: IntentState): Cobro | undefined {
+    if (state.status === 'processing') throw new ProcesadorSinRespuestaError();
+    return cobroDe(state);
   }
 
   /** The attempt after `pago`'s: new keys, keeping its intent or not. No row: another attempt moved it first. */

@@ -1,8 +1,22 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** Mirrors the CHECK on `pagos.estado`. PENDIENTE: charging; FALLIDO: the processor failed, nothing charged. */
-export const ESTADOS_PAGO = ['PENDIENTE', 'APROBADO', 'RECHAZADO', 'FALLIDO'] as const;
+/**
+ * Mirrors the CHECK on `pagos.estado`. PENDIENTE: charging; REQUIERE_AUTENTICACION: waiting for the
+ * customer's 3-D Secure, nothing charged yet; FALLIDO: the processor failed, nothing charged.
+ */
+export const ESTADOS_PAGO = ['PENDIENTE', 'REQUIERE_AUTENTICACION', 'APROBADO', 'RECHAZADO', 'FALLIDO'] as const;
 export type EstadoPago = (typeof ESTADOS_PAGO)[number];
+
+/** States whose outcome is still to come: the order is held, and `Prefer: wait` waits on them. */
+export const ESTADOS_EN_CURSO: readonly EstadoPago[] = ['PENDIENTE', 'REQUIERE_AUTENTICACION'];
+
+/**
+ * Why a payment was declined (mirrors the CHECK on `pagos.motivo`): the card's answer, a failed or
+ * abandoned 3-D Secure authentication, a single-use card token spent already, an amount or currency
+ * the processor does not take.
+ */
+export const MOTIVOS_RECHAZO = ['tarjeta', 'autenticacion', 'autenticacion-abandonada', 'token-usado', 'importe-no-admitido'] as const;
+export type MotivoRechazo = (typeof MOTIVOS_RECHAZO)[number];
 
 /** The three writes of a payment at the processor, each under a key of its own. */
 export type PasoProcesador = 'create' | 'confirm' | 'cancel';
@@ -52,6 +66,18 @@ export class Pago {
   /** The processor's PaymentIntent id, recorded before the intent is confirmed (before money can move). */
   @Column({ name: 'gateway_charge_id', type: 'text', nullable: true })
   gatewayChargeId!: string | null;
+
+  /** Set when RECHAZADO, and only then. */
+  @Column({ type: 'text', nullable: true })
+  motivo!: MotivoRechazo | null;
+
+  /** The intent's client secret while REQUIERE_AUTENTICACION: what the app hands to Stripe's SDK. */
+  @Column({ name: 'client_secret', type: 'text', nullable: true })
+  clientSecret!: string | null;
+
+  /** While REQUIERE_AUTENTICACION: when the reconciler cancels the intent if the customer has not authenticated. */
+  @Column({ name: 'autenticacion_expira_en', type: 'timestamptz', nullable: true })
+  autenticacionExpiraEn!: Date | null;
 
   /** Numbers our keys at the processor (see {@link processorKeyOf}); moves on when a key can't serve any more. */
   @Column({ name: 'intento_procesador', type: 'integer' })

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { AppConfigService } from '../config/app-config.js';
 import { type AbandonedOperationKind, AbandonedOperations, type PendingOperation } from './abandoned-operations.js';
+import { AutenticacionesPendientes } from './autenticaciones-pendientes.js';
 import type { ReconcileResult } from './pagos.events.js';
 import { PagosAbandonados } from './pagos-abandonados.js';
 
@@ -31,6 +32,7 @@ export class PagosReconciler {
   constructor(
     private readonly operations: AbandonedOperations,
     private readonly pagos: PagosAbandonados,
+    private readonly autenticaciones: AutenticacionesPendientes,
     @Inject(ConfigService) config: AppConfigService,
   ) {
     this.lockTimeoutSeconds = config.get('idempotency', { infer: true }).lockTimeoutSeconds;
@@ -42,11 +44,18 @@ export class PagosReconciler {
     this.kinds.push(kind as AnyKind);
   }
 
-  /** One pass over the stale PENDIENTE operations of every kind; stops early when the processor can't be reached. */
+  /**
+   * One pass over the stale PENDIENTE operations of every kind, then the payments waiting for their
+   * customer; stops early when the processor can't be reached.
+   */
   async reconcileOnce(): Promise<Reconciled[]> {
     const done: Reconciled[] = [];
     for (const kind of this.kinds) {
-      if (!(await this.pass(kind, done))) break;
+      if (!(await this.pass(kind, done))) return done;
+    }
+    for (const { pago, result } of await this.autenticaciones.reconcileOnce(this.lockTimeoutSeconds)) {
+      this.pagos.report(result);
+      done.push({ pending: this.pagos.pendingOf(pago), result });
     }
     return done;
   }

@@ -9,7 +9,7 @@ import { RateLimited } from '../rate-limit/rate-limited.decorator.js';
 import { CrearPagoDto } from './dto/crear-pago.dto.js';
 import { ListarPagosQuery } from './dto/listar-pagos.query.js';
 import { type PagoResponse, toPagoResponse } from './dto/pago.response.js';
-import { pagoLocation } from './pago-answers.js';
+import { pagoLocation, statusOfAnswer } from './pago-answers.js';
 import { PagoNoEncontradoError } from './pagos.errors.js';
 import { ApiCrearPago, ApiListarPagos, ApiPagoPorId, ApiPagos } from './pagos.openapi.js';
 import { PagosService } from './pagos.service.js';
@@ -35,7 +35,7 @@ export class PagosController {
     @Res({ passthrough: true }) response: FastifyReply,
   ): Promise<PagoResponse> {
     const pago = await this.pagos.crear({ ...dto, clientId, operationId }, commit);
-    response.header('Location', pagoLocation(pago.id));
+    response.status(statusOfAnswer(pago)).header('Location', pagoLocation(pago.id));
     return toPagoResponse(pago);
   }
 

@@ -1,20 +1,37 @@
 import { HttpStatus } from '@nestjs/common';
 import { ProblemException } from '../problems/problem.js';
 import { type PagoResponse } from './dto/pago.response.js';
-
-/** Why a payment was declined: the card's answer, or an authentication (3-D Secure) this service does not run yet. */
-export type MotivoRechazo = 'tarjeta' | 'autenticacion';
+import type { MotivoRechazo } from './pago.entity.js';
 
 const DETALLE_RECHAZO: Record<MotivoRechazo, string> = {
   tarjeta: 'The processor declined the payment method.',
-  autenticacion: 'The payment method requires customer authentication (3-D Secure), which this service does not support yet; the attempt was canceled.',
+  autenticacion: 'The customer failed the payment method\'s authentication (3-D Secure).',
+  'autenticacion-abandonada': 'The customer did not complete the payment method\'s authentication (3-D Secure) in time, and the attempt was canceled.',
+  'token-usado': 'The card token was used already; a token from the payment SDK pays once. Get a new one.',
+  'importe-no-admitido': 'The processor does not take this amount or currency.',
 };
 
+/** A declined payment: final and stored under its key; the order is free to pay again. */
 export class PagoRechazadoError extends ProblemException {
-  constructor(pago: PagoResponse, motivo: MotivoRechazo = 'tarjeta') {
+  constructor(pago: PagoResponse & { motivo?: MotivoRechazo }) {
+    const motivo = pago.motivo ?? 'tarjeta';
     super(
       { slug: 'pago-rechazado', title: 'Payment declined', status: HttpStatus.PAYMENT_REQUIRED },
       `${DETALLE_RECHAZO[motivo]} Nothing was charged; ask the customer for another method and pay with a new Idempotency-Key.`,
+      { pago },
+    );
+  }
+}
+
+/**
+ * The processor refuses the amount or currency (below its minimum, above its maximum, a currency it
+ * does not take): a 422 stored under the key, the payment RECHAZADO and the order free.
+ */
+export class ImporteNoAdmitidoError extends ProblemException {
+  constructor(pago: PagoResponse, razon: string) {
+    super(
+      { slug: 'importe-no-admitido', title: 'Amount not accepted by the processor', status: HttpStatus.UNPROCESSABLE_ENTITY },
+      `The payment processor refused this payment's amount or currency (${razon}). Nothing was charged; correct it and pay with a new Idempotency-Key.`,
       { pago },
     );
   }

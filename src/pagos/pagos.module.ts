@@ -2,17 +2,19 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { OutboxModule } from '../eventos/outbox.module.js';
 import { GatewayModule } from '../gateway/gateway.module.js';
+import { ProcessorWebhooksModule } from '../processor-webhooks/processor-webhooks.module.js';
 import { Cobros } from './cobros.js';
 import { Pago } from './pago.entity.js';
 import { PagosController } from './pagos.controller.js';
 import { PagosReconcileJob } from './pagos-reconcile.job.js';
 import { PagosReconcilerModule } from './pagos-reconciler.module.js';
 import { PagosService } from './pagos.service.js';
+import { PagosWebhookHandler } from './pagos-webhook.handler.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Pago]), GatewayModule, OutboxModule, PagosReconcilerModule],
+  imports: [TypeOrmModule.forFeature([Pago]), GatewayModule, OutboxModule, PagosReconcilerModule, ProcessorWebhooksModule],
   controllers: [PagosController],
-  providers: [PagosService, Cobros, PagosReconcileJob],
+  providers: [PagosService, Cobros, PagosReconcileJob, PagosWebhookHandler],
   exports: [PagosService],
 })
 export class PagosModule {}

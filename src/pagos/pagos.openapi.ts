@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { UnauthenticatedError } from '../auth/auth.errors.js';
 import { ApiProblems } from '../http/api-problems.decorator.js';
 import { ValidationFailedMembers } from '../http/problem-document.schema.js';
@@ -10,12 +10,16 @@ import { BEARER_AUTH } from '../http/openapi-docs.js';
 import { RateLimitedError } from '../rate-limit/rate-limit.errors.js';
 import { PagoResponse } from './dto/pago.response.js';
 import {
-  OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoNoEncontradoError, PagoRechazadoError, PasarelaNoDisponibleError, ProcesadorSinRespuestaError,
+  ImporteNoAdmitidoError, OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoNoEncontradoError, PagoRechazadoError, PasarelaNoDisponibleError,
+  ProcesadorSinRespuestaError,
 } from './pagos.errors.js';
 
 // Example values only: every problem below is rendered from the real error class.
 const PAGO_ID = '0b6c5f0e-6a54-4f1e-9a3b-3b8f5c0f2d11';
-const PAGO_RECHAZADO: PagoResponse = { id: PAGO_ID, numeroOrden: 'ORD-1001', monto: 1999, moneda: 'EUR', montoReembolsado: 0, estado: 'RECHAZADO', creadoEn: '2026-12-02T18:21:37.435Z' };
+const PAGO_RECHAZADO: PagoResponse = {
+  id: PAGO_ID, numeroOrden: 'ORD-1001', monto: 1999, moneda: 'EUR', montoReembolsado: 0, estado: 'RECHAZADO', motivo: 'tarjeta', creadoEn: '2026-12-02T18:21:37.435Z',
+};
+const LOCATION_HEADER = { Location: { description: 'The payment: `/pagos/{id}`.', schema: { type: 'string', example: `/pagos/${PAGO_ID}` } } };
 
 /** The member `pago-rechazado` adds. */
 class PagoRechazadoMembers {
@@ -47,12 +51,17 @@ export function ApiCrearPago(): MethodDecorator {
         'Charges the payment method once, however often the request is retried with the same `Idempotency-Key` ' +
         'and body: a retry gets the stored answer (`Idempotent-Replayed: true`) without charging again. ' +
         'A retry while the first attempt still runs is `409 idempotency-key-in-flight` at once, or waits for ' +
-        'its answer with `Prefer: wait=N`. An order has at most one approved payment, whatever the keys.',
+        'its answer with `Prefer: wait=N`. An order has at most one approved payment, whatever the keys. A card that needs ' +
+        '3-D Secure is answered `202` with what the app needs to authenticate; the outcome arrives by Stripe\'s webhook or the reconciler.',
     }),
-    ApiCreatedResponse({
+    ApiCreatedResponse({ type: PagoResponse, description: 'Approved (`estado: APROBADO`).', headers: LOCATION_HEADER }),
+    ApiAcceptedResponse({
       type: PagoResponse,
-      description: 'Approved (`estado: APROBADO`).',
-      headers: { Location: { description: 'The new payment: `/pagos/{id}`.', schema: { type: 'string', example: `/pagos/${PAGO_ID}` } } },
+      description:
+        'The customer must authenticate (3-D Secure): `estado: REQUIERE_AUTENTICACION`, nothing charged yet. Hand `autenticacion.clientSecret` ' +
+        "to Stripe's mobile SDK (`handleNextAction`), then read the outcome with `GET /pagos/{id}` and `Prefer: wait=N`. Stored under the key " +
+        'like any answer: a retry replays it. The order stays held until it settles.',
+      headers: LOCATION_HEADER,
     }),
     ApiProblems([new RequestValidationError(['monto must be an integer amount in minor units (e.g. 1999 for 19.99)'])], ValidationFailedMembers),
     ApiProblems([
@@ -67,6 +76,7 @@ export function ApiCrearPago(): MethodDecorator {
       new ProcesadorSinRespuestaError(),
     ]),
     ApiStoredProblems([new PagoRechazadoError(PAGO_RECHAZADO)], PagoRechazadoMembers),
+    ApiStoredProblems([new ImporteNoAdmitidoError({ ...PAGO_RECHAZADO, motivo: 'importe-no-admitido' }, 'Amount must be at least €0.50 eur')], PagoRechazadoMembers),
     ApiStoredProblems([new OrdenYaPagadaError('ORD-1001', PAGO_ID)], OrdenEnConflictoMembers),
     ApiProblems([new OrdenConPagoEnCursoError('ORD-1001', PAGO_ID)], OrdenEnConflictoMembers),
   );

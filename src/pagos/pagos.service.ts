@@ -1,22 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
 import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import { DataSource, Repository } from 'typeorm';
+import type { AppConfigService } from '../config/app-config.js';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { type DeferredCommit, Transactions } from '../database/transactions.js';
 import { Outbox } from '../eventos/outbox.js';
 import { type Cobro, Cobros, PagoAsentadoError, type PagoEnCurso } from './cobros.js';
 import type { CrearPagoDto } from './dto/crear-pago.dto.js';
-import { toPagoResponse } from './dto/pago.response.js';
 import { Pago } from './pago.entity.js';
 import { eventoDePago } from './pago-eventos.js';
 import { type PagoRow, type PagoVisible, type PagoVisibleRow, toPago, toPagoVisible } from './pago-row.js';
-import {
-  type MotivoRechazo, OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoRechazadoError, PasarelaNoDisponibleError,
-} from './pagos.errors.js';
-import { CERRAR_PAGO, FALLAR_PAGO, INICIAR_PAGO, PAGO_ACTIVO_DE_ORDEN, PAGO_POR_OPERACION } from './pagos.sql.js';
+import { rechazoDe } from './pago-answers.js';
+import { OrdenConPagoEnCursoError, OrdenYaPagadaError, PasarelaNoDisponibleError } from './pagos.errors.js';
+import { CERRAR_PAGO, ESPERAR_AUTENTICACION, FALLAR_PAGO, INICIAR_PAGO, PAGO_ACTIVO_DE_ORDEN, PAGO_POR_OPERACION } from './pagos.sql.js';
 
 export interface CrearPagoCommand extends CrearPagoDto {
   readonly clientId: string;
@@ -32,6 +32,7 @@ type Inicio = { readonly enCurso: PagoEnCurso } | { readonly asentado: Pago };
 @Injectable()
 export class PagosService {
   private readonly pool: pg.Pool;
+  private readonly autenticacionTimeoutSeconds: number;
 
   constructor(
     dataSource: DataSource,
@@ -39,14 +40,18 @@ export class PagosService {
     @InjectRepository(Pago) private readonly pagos: Repository<Pago>,
     private readonly cobros: Cobros,
     private readonly outbox: Outbox,
+    @Inject(ConfigService) config: AppConfigService,
   ) {
     this.pool = pgPoolOf(dataSource);
+    this.autenticacionTimeoutSeconds = config.get('pagos', { infer: true }).autenticacionTimeoutSeconds;
   }
 
   /**
    * Charges an order once per operation. Safe to call again for the same operation at any point
    * (after a crash, a takeover, a failed charge): it resumes instead of charging twice. The final
    * state joins `commit` when given (the idempotency layer stores its answer in that transaction).
+   * A payment that needs the customer's authentication comes back REQUIERE_AUTENTICACION (a 202):
+   * its outcome arrives later, by the processor's webhook or the reconciler.
    */
   async crear(command: CrearPagoCommand, commit?: DeferredCommit): Promise<PagoVisible> {
     const operationId = command.operationId ?? randomUUID();
@@ -61,7 +66,7 @@ export class PagosService {
     if (!cobro) return this.resultado(await this.porOperacion(operationId));
     if (cobro.estado === 'FALLIDO') return this.fallar(command.clientId, pago);
     const cerrado = await this.transactions.runJoinable((db) => this.cerrar(db, command.clientId, pago, cobro), commit);
-    return this.resultado(cerrado, cobro.estado === 'RECHAZADO' ? cobro.motivo : undefined);
+    return this.resultado(cerrado, cobro.estado === 'RECHAZADO' ? cobro.razon : undefined);
   }
 
   findOne(clientId: string, id: string): Promise<Pago | null> {
@@ -117,9 +122,12 @@ export class PagosService {
     throw new PasarelaNoDisponibleError();
   }
 
-  /** The final state and its event, in the transaction that the key's completion joins. */
-  private async cerrar(db: Queryable, clientId: string, pago: PagoEnCurso, cobro: Cobro): Promise<PagoVisible> {
-    const [cerrado] = await queryRows<PagoVisibleRow>(db, CERRAR_PAGO, [pago.id, cobro.estado, cobro.intentId]);
+  /** The state the processor's answer leads to and its event, in the transaction that the key's completion joins. */
+  private async cerrar(db: Queryable, clientId: string, pago: PagoEnCurso, cobro: Exclude<Cobro, { estado: 'FALLIDO' }>): Promise<PagoVisible> {
+    const [cerrado] =
+      cobro.estado === 'REQUIERE_AUTENTICACION'
+        ? await queryRows<PagoRow>(db, ESPERAR_AUTENTICACION, [pago.id, cobro.intentId, cobro.clientSecret, this.autenticacionTimeoutSeconds])
+        : await queryRows<PagoVisibleRow>(db, CERRAR_PAGO, [pago.id, cobro.estado, cobro.intentId, cobro.estado === 'RECHAZADO' ? cobro.motivo : null]);
     if (cerrado) {
       const visible = toPagoVisible(cerrado);
       await this.outbox.record(db, eventoDePago(clientId, visible));
@@ -129,9 +137,9 @@ export class PagosService {
     return toPago(actual!);
   }
 
-  /** A settled payment as the API answers it: approved is a value, declined a 402 carrying it. */
-  private resultado(pago: PagoVisible, motivo?: MotivoRechazo): PagoVisible {
-    if (pago.estado === 'RECHAZADO') throw new PagoRechazadoError(toPagoResponse(pago), motivo);
+  /** A payment as the API answers it: approved or waiting for the customer is a value, declined a problem carrying it. */
+  private resultado(pago: PagoVisible, razon?: string): PagoVisible {
+    if (pago.estado === 'RECHAZADO') throw rechazoDe(pago, razon);
     return pago;
   }
 }

@@ -1,9 +1,14 @@
-/** Statements of the payment lifecycle: PENDIENTE → APROBADO | RECHAZADO | FALLIDO (→ PENDIENTE on retry). */
+/**
+ * Statements of the payment lifecycle: PENDIENTE → APROBADO | RECHAZADO | FALLIDO (→ PENDIENTE on
+ * retry), or PENDIENTE → REQUIERE_AUTENTICACION → APROBADO | RECHAZADO when the customer must
+ * authenticate (3-D Secure).
+ */
 
 export const PAGO_COLUMNS = `
   id, client_id AS "clientId", operation_id AS "operationId", numero_orden AS "numeroOrden", monto::text AS monto,
   moneda, monto_reembolsado::text AS "montoReembolsado", estado, gateway_charge_id AS "gatewayChargeId",
-  intento_procesador AS "intentoProcesador", creado_en AS "creadoEn", actualizado_en AS "actualizadoEn"`;
+  intento_procesador AS "intentoProcesador", motivo, client_secret AS "clientSecret",
+  autenticacion_expira_en AS "autenticacionExpiraEn", creado_en AS "creadoEn", actualizado_en AS "actualizadoEn"`;
 
 /**
  * Starts (or resumes) the payment of one operation right before it is charged.
@@ -61,15 +66,57 @@ export const PAGO_POR_OPERACION = `SELECT ${PAGO_COLUMNS} FROM pagos WHERE opera
 
 export const PAGO_ACTIVO_DE_ORDEN = `
   SELECT ${PAGO_COLUMNS} FROM pagos
-   WHERE client_id = $1::text AND numero_orden = $2::text AND estado IN ('PENDIENTE', 'APROBADO')`;
+   WHERE client_id = $1::text AND numero_orden = $2::text AND estado IN ('PENDIENTE', 'REQUIERE_AUTENTICACION', 'APROBADO')`;
 
 /**
- * PENDIENTE → APROBADO | RECHAZADO | FALLIDO, returning what the payment's answer shows (see
- * `toPagoResponse`). The UPDATE is the body of `pagos_cerrar` (migration 1764700015000).
- * Zero rows: another attempt of the operation settled it first.
+ * PENDIENTE → APROBADO | RECHAZADO | FALLIDO, with the intent $3 and (RECHAZADO only) the motivo $4,
+ * returning what the payment's answer shows (see `toPagoResponse`). The UPDATE is the body of
+ * `pagos_cerrar` (migration 1764700021000). Zero rows: another attempt of the operation, or the
+ * processor's webhook, settled it first.
  */
 export const CERRAR_PAGO = `
-  SELECT * FROM pagos_cerrar($1::uuid, $2::text, $3::text)`;
+  SELECT * FROM pagos_cerrar($1::uuid, $2::text, $3::text, $4::text)`;
+
+/**
+ * PENDIENTE → REQUIERE_AUTENTICACION: the intent $2 waits for the customer, who has until now() + $4
+ * seconds; $3 is its client secret. The order stays held. Renews `actualizado_en`, so a reconciler
+ * that read the PENDIENTE row can't settle it from that read.
+ * Zero rows: another attempt, the reconciler or a webhook moved it first.
+ */
+export const ESPERAR_AUTENTICACION = `
+  UPDATE pagos SET estado = 'REQUIERE_AUTENTICACION', gateway_charge_id = $2::text, client_secret = $3::text,
+         autenticacion_expira_en = now() + make_interval(secs => $4::int), actualizado_en = now()
+   WHERE id = $1::uuid AND estado = 'PENDIENTE'
+  RETURNING ${PAGO_COLUMNS}`;
+
+/**
+ * PENDIENTE or REQUIERE_AUTENTICACION ($3) → APROBADO | RECHAZADO ($2, motivo $5), decided from what
+ * the processor says now of the payment's intent $4: by a webhook, or by the reconciler for payments
+ * waiting for the customer. The client secret is forgotten.
+ * Race: the route, the reconciler and any number of webhooks (duplicates, other replicas) may decide
+ * the same payment at once; each is conditional on the state it read and on the intent being the
+ * payment's current one, so exactly one writes and the others match nothing. An event about an
+ * intent the payment left behind (a canceled attempt) matches nothing either.
+ * Zero rows: somebody else decided first, or the payment moved on to another intent.
+ */
+export const DECIDIR_PAGO = `
+  UPDATE pagos SET estado = $2::text, motivo = $5::text, client_secret = NULL, autenticacion_expira_en = NULL, actualizado_en = now()
+   WHERE id = $1::uuid AND estado = $3::text AND gateway_charge_id = $4::text
+  RETURNING ${PAGO_COLUMNS}`;
+
+/** The payment whose current intent is $1, if any (a webhook's first question: is this ours?). */
+export const PAGO_POR_INTENT = `SELECT ${PAGO_COLUMNS} FROM pagos WHERE gateway_charge_id = $1::text`;
+
+/**
+ * Payments waiting for the customer and untouched for at least $1 seconds, $3 at a time in id order
+ * after $2: the reconciler asks the processor about them when no webhook came, and gives up on
+ * those whose `autenticacion_expira_en` has passed.
+ */
+export const PAGOS_ESPERANDO_AUTENTICACION = `
+  SELECT ${PAGO_COLUMNS}, autenticacion_expira_en <= now() AS expirado FROM pagos
+   WHERE estado = 'REQUIERE_AUTENTICACION' AND actualizado_en <= now() - make_interval(secs => $1::int) AND id > $2::uuid
+   ORDER BY id
+   LIMIT $3::int`;
 
 /**
  * Payments PENDIENTE and untouched for at least $1 seconds, $3 at a time in id order after $2: what
@@ -87,14 +134,17 @@ export const CONTAR_PENDIENTES_DESDE = `
 
 
 /**
- * PENDIENTE at our reservation's version $4 → APROBADO | RECHAZADO | FALLIDO, by the reconciler, with
- * what the processor says of the payment's intent ($3).
+ * PENDIENTE at our reservation's version $4 → APROBADO | RECHAZADO (motivo $5) | FALLIDO |
+ * REQUIERE_AUTENTICACION (client secret $6, for $7 seconds), by the reconciler, with what the
+ * processor says of the payment's intent ($3).
  * Race: an attempt resuming the operation meanwhile (INICIAR_PAGO) changes the version first, and
  * this matches nothing: the attempt's own outcome stands, so "never charged" is never written over a
  * payment an attempt has started to charge since the reservation.
  * Zero rows: somebody else resumed or settled it since it was reserved; leave it.
  */
 export const CONCILIAR_PAGO = `
-  UPDATE pagos SET estado = $2::text, gateway_charge_id = $3::text, actualizado_en = now()
+  UPDATE pagos SET estado = $2::text, gateway_charge_id = $3::text, motivo = $5::text, client_secret = $6::text,
+         autenticacion_expira_en = CASE WHEN $2::text = 'REQUIERE_AUTENTICACION' THEN now() + make_interval(secs => $7::int) END,
+         actualizado_en = now()
    WHERE id = $1::uuid AND estado = 'PENDIENTE' AND actualizado_en = $4::timestamptz
   RETURNING ${PAGO_COLUMNS}`;

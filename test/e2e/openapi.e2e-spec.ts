@@ -17,7 +17,7 @@ const POST_PAGOS_PROBLEMS: Record<string, string[]> = {
   409: ['orden-ya-pagada', 'orden-con-pago-en-curso', 'idempotency-key-in-flight'],
   413: ['payload-too-large'],
   415: ['unsupported-media-type'],
-  422: ['idempotency-key-reused'],
+  422: ['idempotency-key-reused', 'importe-no-admitido'],
   429: ['rate-limited'],
   500: ['internal-error'],
   502: ['pasarela-no-disponible'],
@@ -120,7 +120,7 @@ describe('the OpenAPI document (real app, real HTTP)', () => {
 
   it('documents every error status of POST /pagos as application/problem+json, each problem type with its own schema', () => {
     const responses = postPagos().responses;
-    expect(Object.keys(responses).sort()).toEqual(['201', ...Object.keys(POST_PAGOS_PROBLEMS)].sort());
+    expect(Object.keys(responses).sort()).toEqual(['201', '202', ...Object.keys(POST_PAGOS_PROBLEMS)].sort());
     for (const [status, slugs] of Object.entries(POST_PAGOS_PROBLEMS)) {
       const response = responses[status];
       expect(Object.keys(response.content)).toEqual(['application/problem+json']);
@@ -140,9 +140,9 @@ describe('the OpenAPI document (real app, real HTTP)', () => {
     expect(componentOf(schemaOfSlug('validation-failed')).required).toContain('errors');
   });
 
-  it('declares Idempotent-Replayed on the answers a key stores (201, 402, 409) and X-Request-Id on every answer of every route', () => {
-    for (const status of ['201', '402', '409']) expect(postPagos().responses[status].headers).toHaveProperty('Idempotent-Replayed');
-    for (const status of ['400', '401', '422', '429']) expect(postPagos().responses[status].headers).not.toHaveProperty('Idempotent-Replayed');
+  it('declares Idempotent-Replayed on the answers a key stores (201, 202, 402, 409, 422) and X-Request-Id on every answer of every route', () => {
+    for (const status of ['201', '202', '402', '409', '422']) expect(postPagos().responses[status].headers).toHaveProperty('Idempotent-Replayed');
+    for (const status of ['400', '401', '429']) expect(postPagos().responses[status].headers).not.toHaveProperty('Idempotent-Replayed');
     for (const [path, pathItem] of Object.entries<any>(document.paths)) {
       for (const [method, operation] of Object.entries<any>(pathItem)) {
         for (const [status, response] of Object.entries<any>(operation.responses)) {

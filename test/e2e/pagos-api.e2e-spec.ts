@@ -75,7 +75,7 @@ describe('the /pagos API contract (real app, real PostgreSQL)', () => {
     expectProblem(declined, 402, 'pago-rechazado');
     expect(declined.headers.get('location')).toBeNull();
     expect(declined.json.pago).toEqual({
-      id: expect.any(String), numeroOrden: body.numeroOrden, monto: body.monto, moneda: 'EUR', montoReembolsado: 0, estado: 'RECHAZADO', creadoEn: expect.any(String),
+      id: expect.any(String), numeroOrden: body.numeroOrden, monto: body.monto, moneda: 'EUR', montoReembolsado: 0, estado: 'RECHAZADO', motivo: 'tarjeta', creadoEn: expect.any(String),
     });
     expect(await chargesOf(key)).toEqual([{ outcome: 'declined', amount: String(body.monto) }]);
     expect(await estadosOf(body.numeroOrden)).toEqual(['RECHAZADO']);

@@ -58,14 +58,14 @@ describe(`the Stripe adapter's contract (${STRIPE_TEST_KEY ? 'Stripe test mode' 
   it('a declined card is a state, not an error: nothing charged, and the intent says so when retrieved', async () => {
     const created = await intent();
     const declined = await gateway.confirmIntent({ key: key('confirm'), intentId: created.id, paymentToken: 'pm_card_chargeDeclined' });
-    expect(declined).toEqual({ id: created.id, status: 'declined' });
+    expect(declined).toEqual({ id: created.id, status: 'declined', declinedFor: 'card' });
     expect(await gateway.retrieveIntent(created.id)).toEqual(declined);
   });
 
   it('a card that needs authentication asks for it; canceling ends it, and a canceled intent stays canceled', async () => {
     const created = await intent();
     expect(await gateway.confirmIntent({ key: key('confirm'), intentId: created.id, paymentToken: 'pm_card_authenticationRequired' }))
-      .toEqual({ id: created.id, status: 'requires_action' });
+      .toEqual({ id: created.id, status: 'requires_action', clientSecret: expect.stringMatching(new RegExp(`^${created.id}_secret_`)) });
     const cancelKey = key('cancel');
     expect(await gateway.cancelIntent(created.id, cancelKey)).toEqual({ id: created.id, status: 'canceled' });
     // Canceling again, or a cancel that finds it charged, answers what the intent is.

@@ -44,7 +44,7 @@ describe('loadConfig: defaults', () => {
     expect(config.databaseListenUrl).toBeUndefined();
     expect(config.dbPoolSize).toBe(CONFIG_DEFAULTS.dbPoolSize);
     expect(config.gatewayLatencyMs).toBe(0);
-    expect(config.pagos).toEqual({ reconcileCron: '*/30 * * * * *' });
+    expect(config.pagos).toEqual({ reconcileCron: '*/30 * * * * *', autenticacionTimeoutSeconds: 900 });
     expect(config.rateLimit).toEqual({ requests: 300, windowSeconds: 60, redisUrl: undefined, redisKeyPrefix: 'pagos:rate-limit:' });
     expect(config.log).toEqual({ level: 'info', format: 'auto' });
   });
@@ -235,17 +235,23 @@ describe('loadConfig: secrets never appear in an error message', () => {
 
 describe('loadConfig: the payment processor', () => {
   it('no key: the local processor (the entry point starts it), with the SDK defaults', () => {
-    expect(loadConfig({}).processor).toEqual({ secretKey: undefined, apiUrl: 'https://api.stripe.com', timeoutMs: 10_000, maxNetworkRetries: 2 });
+    expect(loadConfig({}).processor).toEqual({ secretKey: undefined, apiUrl: 'https://api.stripe.com', timeoutMs: 10_000, maxNetworkRetries: 2, webhookSecret: undefined });
   });
 
   it('a key, a Stripe-compatible URL, a timeout and retries come through typed', () => {
     const config = loadConfig({ STRIPE_SECRET_KEY: 'sk_test_abcdefgh12345678', STRIPE_API_URL: 'http://127.0.0.1:12111', STRIPE_TIMEOUT_MS: '2500', STRIPE_MAX_NETWORK_RETRIES: '0' });
-    expect(config.processor).toEqual({ secretKey: 'sk_test_abcdefgh12345678', apiUrl: 'http://127.0.0.1:12111', timeoutMs: 2500, maxNetworkRetries: 0 });
+    expect(config.processor).toEqual({ secretKey: 'sk_test_abcdefgh12345678', apiUrl: 'http://127.0.0.1:12111', timeoutMs: 2500, maxNetworkRetries: 0, webhookSecret: undefined });
   });
 
   it('NODE_ENV=production without a key refuses to start: the local processor moves no real money', () => {
     expectOneLineNaming(configErrorFor({ NODE_ENV: 'production' }), 'STRIPE_SECRET_KEY');
-    expect(loadConfig({ NODE_ENV: 'production', STRIPE_SECRET_KEY: 'sk_live_abcdefgh12345678' }).processor.secretKey).toBe('sk_live_abcdefgh12345678');
+    const live = { NODE_ENV: 'production', STRIPE_SECRET_KEY: 'sk_live_abcdefgh12345678', STRIPE_WEBHOOK_SECRET: 'whsec_abcdefgh12345678' };
+    expect(loadConfig(live).processor).toMatchObject({ secretKey: 'sk_live_abcdefgh12345678', webhookSecret: 'whsec_abcdefgh12345678' });
+  });
+
+  it('NODE_ENV=production with a key but no webhook secret refuses to start: outcomes after the answer would wait for the reconciler', () => {
+    expectOneLineNaming(configErrorFor({ NODE_ENV: 'production', STRIPE_SECRET_KEY: 'sk_live_abcdefgh12345678' }), 'STRIPE_WEBHOOK_SECRET');
+    expect(loadConfig({ STRIPE_SECRET_KEY: 'sk_test_abcdefgh12345678' }).processor.webhookSecret).toBeUndefined();
   });
 
   it('STRIPE_API_URL without a key is refused rather than silently replaced by the local processor', () => {
@@ -257,6 +263,8 @@ describe('loadConfig: the payment processor', () => {
     ['STRIPE_API_URL', 'ftp://api.stripe.com'],
     ['STRIPE_TIMEOUT_MS', '50'],
     ['STRIPE_MAX_NETWORK_RETRIES', '9'],
+    ['STRIPE_WEBHOOK_SECRET', 'not-a-secret'],
+    ['AUTENTICACION_TIMEOUT_SECONDS', '0'],
   ])('%s=%s is refused, naming it', (variable, value) => {
     expectOneLineNaming(configErrorFor({ STRIPE_SECRET_KEY: 'sk_test_abcdefgh12345678', [variable]: value }), variable);
   });

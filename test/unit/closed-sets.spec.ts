@@ -2,18 +2,20 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { KEY_STATUSES } from '../../src/idempotency/idempotency-key-record.entity.js';
-import { ESTADOS_PAGO } from '../../src/pagos/pago.entity.js';
+import { ESTADOS_PAGO, MOTIVOS_RECHAZO } from '../../src/pagos/pago.entity.js';
 import { ESTADOS_REEMBOLSO } from '../../src/reembolsos/reembolso.entity.js';
 
 /**
  * "Closed sets live in one place: statuses as a TS union mirrored by a SQL CHECK." Reads the
- * migrations as text (nothing runs) and compares the CHECK's IN (...) list with the TS constant.
+ * migrations as text (nothing runs) and compares the CHECK's IN (...) list with the TS constant:
+ * the `up()` of the newest migration that (re)defines it (its `down()` restores the older list).
  */
 // Located from this spec's own path (tsc builds test/ as CommonJS, so no import.meta here).
 function migrationText(file: string): string {
   const specPath = expect.getState().testPath;
   if (specPath === undefined) throw new Error('Jest did not report the path of this spec');
-  return readFileSync(join(dirname(specPath), '..', '..', 'migrations', file), 'utf8');
+  const text = readFileSync(join(dirname(specPath), '..', '..', 'migrations', file), 'utf8');
+  return text.split(/async down\(/)[0]!;
 }
 
 /** The quoted literals of every `CHECK (<column> IN ('a', 'b', ...))` on that column. */
@@ -46,7 +48,8 @@ describe('checkedValues (the parser this guard relies on)', () => {
 
 describe.each([
   ['idempotency_keys.status', KEY_STATUSES, '1764700000000-create-idempotency-keys.ts', 'status'],
-  ['pagos.estado', ESTADOS_PAGO, '1764700001000-create-pagos.ts', 'estado'],
+  ['pagos.estado', ESTADOS_PAGO, '1764700021000-pagos-autenticacion.ts', 'estado'],
+  ['pagos.motivo', MOTIVOS_RECHAZO, '1764700021000-pagos-autenticacion.ts', 'motivo'],
   ['reembolsos.estado', ESTADOS_REEMBOLSO, '1764700004000-create-reembolsos.ts', 'estado'],
 ])('the closed set %s', (_name, values, migration, column) => {
   const checks = (): string[][] => checkedValues(migrationText(migration), column);

@@ -39,11 +39,13 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   health: ['problems', 'auth', 'http'],
   // The outbox and the event feed: generic, below the features that declare events.
   eventos: ['problems', 'database', 'auth', 'http', 'scheduling'],
-  pagos: ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'scheduling', 'eventos'],
-  reembolsos: ['problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'pagos', 'eventos'],
+  // The processor's webhooks in: verification and once-only application; features register their handlers.
+  'processor-webhooks': ['problems', 'database', 'auth', 'gateway', 'http'],
+  pagos: ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'scheduling', 'eventos', 'processor-webhooks'],
+  reembolsos: ['problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'pagos', 'eventos', 'processor-webhooks'],
   // Webhook endpoints (and their delivery): generic, told the event types by the app.
   webhooks: ['problems', 'database', 'auth', 'http', 'idempotency', 'eventos'],
-  metrics: ['problems', 'auth', 'database', 'http', 'idempotency', 'rate-limit', 'pagos', 'reembolsos', 'webhooks'],
+  metrics: ['problems', 'auth', 'database', 'http', 'idempotency', 'rate-limit', 'pagos', 'reembolsos', 'webhooks', 'processor-webhooks'],
   ops: ['config', 'bootstrap', 'database', 'auth', 'idempotency', 'pagos', 'reembolsos', 'eventos', 'webhooks'],
 };
 
