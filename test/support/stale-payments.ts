@@ -46,3 +46,18 @@ export async function recordStateWrites(db: pg.Client): Promise<void> {
     CREATE OR REPLACE TRIGGER test_keys_writes AFTER UPDATE OF status ON idempotency_keys
       FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status AND NEW.status <> 'in_flight') EXECUTE FUNCTION test_record_write();`);
 }
+
+/** Makes a payment waiting for its customer look past its authentication time and untouched for an hour. (Never sleep out a timeout.) */
+export async function backdateAuthentication(db: pg.Client, pagoId: string): Promise<void> {
+  await db.query(
+    `UPDATE pagos SET autenticacion_expira_en = now() - interval '1 hour', actualizado_en = now() - interval '1 hour'
+      WHERE id = $1 AND estado = 'REQUIERE_AUTENTICACION'`,
+    [pagoId],
+  );
+}
+
+/** The events written about one payment, oldest first. */
+export async function eventosDePago(db: pg.Client, pagoId: string): Promise<Array<{ id: string; type: string; data: Record<string, unknown> }>> {
+  const { rows } = await db.query(`SELECT payload::text FROM eventos WHERE payload->'data'->>'id' = $1 ORDER BY seq`, [pagoId]);
+  return rows.map((row) => JSON.parse(row.payload));
+}
