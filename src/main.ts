@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from './app.js';
@@ -46,8 +47,12 @@ async function bootstrap(config: AppConfig): Promise<void> {
     stops.push(() => app.close());
     logger.log(`processor: ${processor.description}`);
     if (processor.local) logger.warn('no Stripe key configured: payments go to the local processor, and no real money moves');
+    else if (!processor.processor.webhookSecret) {
+      logger.warn('no STRIPE_WEBHOOK_SECRET: POST /stripe/webhooks refuses every event, and outcomes that come after the answer wait for the reconciler');
+    }
     handleShutdownSignals(app, stopAll, embedded);
     await app.listen(config.port, '0.0.0.0');
+    processor.listening(((app.getHttpServer() as Server).address() as AddressInfo).port);
     logger.log(`pagos listening on port ${config.port} (0.0.0.0): http://localhost:${config.port}, API docs at http://localhost:${config.port}/${DOCS_PATH}`);
   } catch (error) {
     // Before the app's logger existed, the buffered lines have nowhere to go: give them one.
