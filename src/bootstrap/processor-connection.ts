@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AppConfig } from '../config/app-config.js';
-import { startLocalProcessor } from '../../processor/local-processor.js';
+import { type LocalProcessor, startLocalProcessor } from '../../processor/local-processor.js';
 
 /** The key the service sends the local processor, which accepts any test-mode key. */
 const LOCAL_PROCESSOR_KEY = 'sk_test_local_processor';
@@ -39,13 +39,7 @@ export async function connectProcessor(config: AppConfig, databaseUrl: string): 
     };
   }
   const webhookSecret = config.processor.webhookSecret ?? `whsec_${randomBytes(24).toString('base64')}`;
-  // The LISTEN URL reaches PostgreSQL itself even behind a pooler: the processor's session lock needs that.
-  const local = await startLocalProcessor({
-    databaseUrl,
-    sessionDatabaseUrl: config.databaseListenUrl,
-    latencyMs: config.gatewayLatencyMs,
-    webhook: { secret: webhookSecret },
-  });
+  const local = await startLocalProcessorOn(config, databaseUrl, webhookSecret);
   return {
     processor: { ...config.processor, secretKey: LOCAL_PROCESSOR_KEY, apiUrl: local.url, webhookSecret },
     description: `the local processor, in this process, at ${local.url}`,
@@ -53,4 +47,20 @@ export async function connectProcessor(config: AppConfig, databaseUrl: string): 
     listening: (port) => local.setWebhookUrl(`http://127.0.0.1:${port}${WEBHOOKS_PATH}`),
     stop: () => local.close(),
   };
+}
+
+/**
+ * On LOCAL_PROCESSOR_PORT, or any free port when another process (a second `npm start`, a
+ * standalone processor) has it: a development stand-in is not worth a failed start. The start log
+ * says where it is.
+ */
+async function startLocalProcessorOn(config: AppConfig, databaseUrl: string, webhookSecret: string): Promise<LocalProcessor> {
+  // The LISTEN URL reaches PostgreSQL itself even behind a pooler: the processor's session lock needs that.
+  const options = { databaseUrl, sessionDatabaseUrl: config.databaseListenUrl, latencyMs: config.gatewayLatencyMs, webhook: { secret: webhookSecret } };
+  try {
+    return await startLocalProcessor({ ...options, port: config.localProcessorPort });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    return startLocalProcessor({ ...options, port: 0 });
+  }
 }

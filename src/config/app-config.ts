@@ -57,6 +57,8 @@ export interface AppConfig {
   };
   /** The embedded local processor's time for a confirmation or a refund (half before the work, half after). */
   readonly gatewayLatencyMs: number;
+  /** Where the embedded local processor listens (0: any free port): the example client's test routes reach it there. */
+  readonly localProcessorPort: number;
   /**
    * Requests per client per window on rate-limited routes (POST /pagos), replays included; counted
    * in Redis when `redisUrl` is set (shared by the replicas), else in the process.
@@ -114,6 +116,8 @@ export const CONFIG_DEFAULTS = {
   // The SDK's default; each retry resends the same idempotency key, so it never charges twice.
   stripeMaxNetworkRetries: 2,
   gatewayLatencyMs: 0,
+  // stripe-mock's port, as `npm run processor` uses: tools and the example client expect a Stripe stand-in there.
+  localProcessorPort: 12111,
   // 300 payments a minute per API client (a merchant's backend, not one phone) absorbs checkout peaks
   // and retry storms of a healthy client while capping a runaway one; tune per contract.
   rateLimitRequests: 300,
@@ -203,6 +207,7 @@ function toAppConfig(env: EnvSchema): AppConfig {
       webhookSecret: env.STRIPE_WEBHOOK_SECRET,
     },
     gatewayLatencyMs: env.GATEWAY_LATENCY_MS ?? d.gatewayLatencyMs,
+    localProcessorPort: env.LOCAL_PROCESSOR_PORT ?? d.localProcessorPort,
     rateLimit: {
       requests: env.RATE_LIMIT_REQUESTS ?? d.rateLimitRequests,
       windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS ?? d.rateLimitWindowSeconds,

@@ -173,6 +173,13 @@ export class EnvSchema {
   @Max(5)
   STRIPE_MAX_NETWORK_RETRIES?: number;
 
+  /** The embedded local processor only: its port (0: any free one). */
+  @IsOptional()
+  @WholeNumber()
+  @Min(0)
+  @Max(65535)
+  LOCAL_PROCESSOR_PORT?: number;
+
   /** The embedded local processor only: how long a confirmation or a refund takes there. */
   @IsOptional()
   @WholeNumber()

@@ -11,7 +11,8 @@ const READY_LINE = 'pagos listening on port';
 const START_TIMEOUT_MS = 30_000;
 // Tests send bursts far beyond a client's fair share: 10,000 a second is out of their reach. The
 // rate-limit test sets its own limit.
-const TEST_DEFAULTS = { RATE_LIMIT_REQUESTS: '10000', RATE_LIMIT_WINDOW_SECONDS: '1', LOG_FORMAT: 'json' };
+// The embedded processor on any free port: files run in parallel, each with its own service.
+const TEST_DEFAULTS = { RATE_LIMIT_REQUESTS: '10000', RATE_LIMIT_WINDOW_SECONDS: '1', LOG_FORMAT: 'json', LOCAL_PROCESSOR_PORT: '0' };
 
 export interface AppProcess {
   readonly baseUrl: string;
