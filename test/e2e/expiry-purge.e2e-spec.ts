@@ -68,9 +68,9 @@ describe('key expiry and purge', () => {
     const key = randomUUID();
     await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago() });
     await expire(key);
-    const other = await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago({ monto: 5 }) });
+    const other = await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago({ monto: 500 }) });
     expect(other.status).toBe(201);
-    expect(other.json.monto).toBe(5);
+    expect(other.json.monto).toBe(500);
   });
 
   it('one purge statement deletes at most one batch, oldest first, and leaves live keys alone', async () => {

@@ -81,6 +81,19 @@ describe('the /pagos API contract (real app, real PostgreSQL)', () => {
     expect(await estadosOf(body.numeroOrden)).toEqual(['RECHAZADO']);
   });
 
+  it('a single-use card token spent already is a final 402 with motivo "token-usado", stored; nothing charged', async () => {
+    const token = `tok_1${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+    expect((await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: nuevoPago({ token }) })).status).toBe(201);
+    const key = randomUUID();
+    const body = nuevoPago({ token });
+    const spent = await postPago(app.baseUrl, { client: ALICE, key, body });
+    expectProblem(spent, 402, 'pago-rechazado');
+    expect(spent.json.pago).toMatchObject({ numeroOrden: body.numeroOrden, estado: 'RECHAZADO', motivo: 'token-usado' });
+    expect(spent.json.detail).toMatch(/token was used already/);
+    expect((await postPago(app.baseUrl, { client: ALICE, key, body })).text).toBe(spent.text);
+    expect(await chargesOf(key)).toEqual([]);
+  });
+
   it('a declined order can be paid with a new key: 201, and the order then holds one declined and one approved payment', async () => {
     const body = nuevoPago({ token: 'tok_decline' });
     expect((await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body })).status).toBe(402);

@@ -150,7 +150,8 @@ describe('duplicates that wait for the first answer (Prefer: wait)', () => {
     await db.query(`
       CREATE OR REPLACE FUNCTION cerrar_falla_una_vez() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        IF nextval('cerrar_falla_una_vez') = 1 THEN RAISE EXCEPTION 'injected failure of the first close'; END IF;
+        -- The route's close only: the processor's webhook may decide the payment too, and must not take the failure.
+        IF current_query() LIKE '%pagos_cerrar%' AND nextval('cerrar_falla_una_vez') = 1 THEN RAISE EXCEPTION 'injected failure of the first close'; END IF;
         RETURN NEW;
       END $$`);
     await db.query(`

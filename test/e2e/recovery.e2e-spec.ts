@@ -92,6 +92,15 @@ describe('recovering claims left by a dead or stalled attempt', () => {
   });
 
   it('the payment row and the completed key commit together: a completion that loses its claim rolls the payment back', async () => {
+    // Every committed write of the route's close (pagos_cerrar), by order.
+    await db.query(`
+      CREATE TABLE IF NOT EXISTS recovery_closes (numero_orden text NOT NULL);
+      CREATE OR REPLACE FUNCTION recovery_record_close() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF current_query() LIKE '%pagos_cerrar%' THEN INSERT INTO recovery_closes VALUES (NEW.numero_orden); END IF;
+        RETURN NEW;
+      END $$;
+      CREATE OR REPLACE TRIGGER recovery_record_close AFTER UPDATE ON pagos FOR EACH ROW EXECUTE FUNCTION recovery_record_close();`);
     const victim = await startVictim({ GATEWAY_LATENCY_MS: '1000' });
     const key = randomUUID();
     const body = nuevoPago();
@@ -102,8 +111,10 @@ describe('recovering claims left by a dead or stalled attempt', () => {
     await db.query(`UPDATE idempotency_keys SET lock_token = $2 WHERE key = $1`, [key, intruder]);
     expect((await attempt).status).toBe(409);
 
-    const [pago] = await pagoOf(body.numeroOrden);
-    expect(pago.estado).toBe('PENDIENTE');
+    // The route's close rolled back with its completion. (The processor's webhook may decide the payment
+    // since: that is a write of its own, in a transaction of its own, and not the route's.)
+    const { rows: closes } = await db.query(`SELECT 1 FROM recovery_closes WHERE numero_orden = $1`, [body.numeroOrden]);
+    expect(closes).toEqual([]);
     expect(await keyRow(db, 'alice', key)).toMatchObject({ status: 'in_flight', lock_token: intruder, response_body: null });
   });
 

@@ -226,11 +226,21 @@ describe('Idempotency-Key and body validation, answered before the key is claime
     expect(accepted.headers.get('idempotent-replayed')).toBeNull();
   });
 
-  it('the boundaries are valid: monto 1 and 10^12, numeroOrden of 64 characters', async () => {
-    for (const body of [nuevoPago({ monto: 1 }), nuevoPago({ monto: 1_000_000_000_000 }), nuevoPago({ numeroOrden: randomUUID().padEnd(64, '._-') })]) {
-      const result = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body });
-      expect(result.status).toBe(201);
-      expect(result.json).toMatchObject({ numeroOrden: body.numeroOrden, monto: body.monto, estado: 'APROBADO' });
+  it('the boundaries are valid: numeroOrden of 64 characters is paid; monto 1 and 10^12 pass validation and the processor refuses them', async () => {
+    const longest = nuevoPago({ numeroOrden: randomUUID().padEnd(64, '._-') });
+    const paid = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: longest });
+    expect(paid.status).toBe(201);
+    expect(paid.json).toMatchObject({ numeroOrden: longest.numeroOrden, estado: 'APROBADO' });
+    // Below Stripe's 50-cent minimum, above its 8-digit maximum: the processor's final answer, stored, never a 500.
+    for (const [monto, reason] of [[1, /at least/], [1_000_000_000_000, /no more than/]] as const) {
+      const key = randomUUID();
+      const body = nuevoPago({ monto });
+      const refused = await postPago(app.baseUrl, { client: ALICE, key, body });
+      expect(refused.status).toBe(422);
+      expect(refused.json).toMatchObject({ type: expect.stringMatching(/importe-no-admitido$/), pago: { monto, estado: 'RECHAZADO', motivo: 'importe-no-admitido' } });
+      expect(refused.json.detail).toMatch(reason);
+      expect((await postPago(app.baseUrl, { client: ALICE, key, body })).text).toBe(refused.text);
+      expect((await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: { ...body, monto: 1999 } })).status).toBe(201);
     }
   });
 

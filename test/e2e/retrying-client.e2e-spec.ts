@@ -231,7 +231,7 @@ describe('the example retrying client against the running service', () => {
       async () => {
         const key = randomUUID();
         const pago = nuevoPago();
-        expect((await postPago(service.baseUrl, { client: ALICE, key, body: { ...pago, monto: 1 } })).status).toBe(201);
+        expect((await postPago(service.baseUrl, { client: ALICE, key, body: { ...pago, monto: 100 } })).status).toBe(201);
         return { pago, key };
       },
       422,

@@ -68,17 +68,17 @@ describe("client isolation: B can neither replay, probe nor block A's keys (real
   it("B's first use of A's key value with a different body is B's own 201, not a 422 that would reveal A's key", async () => {
     const key = randomUUID();
     expect((await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago() })).status).toBe(201);
-    const bob = await postPago(app.baseUrl, { client: BOB, key, body: nuevoPago({ monto: 5 }) });
+    const bob = await postPago(app.baseUrl, { client: BOB, key, body: nuevoPago({ monto: 500 }) });
     expect(bob.status).toBe(201);
     expect(bob.headers.get('idempotent-replayed')).toBeNull();
-    expect(bob.json).toMatchObject({ monto: 5, estado: 'APROBADO' });
+    expect(bob.json).toMatchObject({ monto: 500, estado: 'APROBADO' });
   });
 
   it('a key value B used first does not block A: A gets its own 201 for any body, never a 422 or B\'s answer', async () => {
     const key = randomUUID();
     const bob = await postPago(app.baseUrl, { client: BOB, key, body: nuevoPago() });
     expect(bob.status).toBe(201);
-    const alice = await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago({ monto: 7 }) });
+    const alice = await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago({ monto: 700 }) });
     expect(alice.status).toBe(201);
     expect(alice.headers.get('idempotent-replayed')).toBeNull();
     expect(alice.json.id).not.toBe(bob.json.id);

@@ -11,13 +11,31 @@ export function embeddedProcessorUrlOf(app: AppProcess): string {
 }
 
 /** The customer's 3-D Secure challenge, through the local processor's local-only test route. */
-export async function authenticateAtProcessor(processorUrl: string, intentId: string, outcome: 'success' | 'failure'): Promise<void> {
-  const response = await fetch(`${processorUrl}/v1/test_helpers/payment_intents/${intentId}/authenticate`, {
+export function authenticateAtProcessor(processorUrl: string, intentId: string, outcome: 'success' | 'failure'): Promise<void> {
+  return testHelper(processorUrl, `payment_intents/${intentId}/authenticate`, outcome);
+}
+
+/** A `processing` intent's outcome, decided by the bank, through the local processor's local-only test route. */
+export function settleAtProcessor(processorUrl: string, intentId: string, outcome: 'success' | 'failure'): Promise<void> {
+  return testHelper(processorUrl, `payment_intents/${intentId}/settle`, outcome);
+}
+
+async function testHelper(processorUrl: string, path: string, outcome: string): Promise<void> {
+  const response = await fetch(`${processorUrl}/v1/test_helpers/${path}`, {
     method: 'POST',
     headers: { authorization: 'Bearer sk_test_pagos_tests', 'content-type': 'application/x-www-form-urlencoded' },
     body: `outcome=${outcome}`,
   });
-  if (!response.ok) throw new Error(`authenticating ${intentId} answered ${response.status}: ${await response.text()}`);
+  if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
+}
+
+/** The local processor's events of `type` (about `objectId`, when given) and whether each was delivered. */
+export async function processorEventsOf(db: pg.Client, type: string, objectId?: string): Promise<Array<{ id: string; delivered_at: Date | null }>> {
+  const { rows } = await db.query(
+    `SELECT id, delivered_at FROM procesador_local.events WHERE type = $1 AND ($2::text IS NULL OR body::jsonb->'data'->'object'->>'id' = $2) ORDER BY seq`,
+    [type, objectId ?? null],
+  );
+  return rows;
 }
 
 /** The processor's intent a payment rests on. */

@@ -11,6 +11,18 @@ export interface ProcessorProcess extends StandaloneProcessor {
   clearFaults(): Promise<void>;
   /** Refuses connections for `ms` (connection refused), then listens again on the same port. */
   refuse(ms: number): Promise<void>;
+  /** Where it sends its signed webhooks from now on (events written before wait for it). */
+  pointWebhooksAt(url: string, secret: string): Promise<void>;
+  injectWebhook(fault: WebhookFaultSpec): Promise<void>;
+  /** The API faults not yet taken by an execution: empty once the one injected has begun. */
+  pendingFaults(): Promise<unknown[]>;
+}
+
+export interface WebhookFaultSpec {
+  fault: 'drop' | 'duplicate' | 'reorder' | 'delay';
+  type?: string;
+  delayMs?: number;
+  times?: number;
 }
 
 /**
@@ -18,6 +30,11 @@ export interface ProcessorProcess extends StandaloneProcessor {
  * on, for a service to use: what a test keeps alive while it kills the service. A restarted
  * processor is given its predecessor's `PROCESSOR_PORT`, so the services pointed at it find it again.
  */
+async function postFault(processorUrl: string, path: string, body: unknown): Promise<void> {
+  const response = await fetch(`${processorUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!response.ok) throw new Error(`POST ${path} answered ${response.status}: ${await response.text()}`);
+}
+
 export async function startProcessorProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ProcessorProcess> {
   const port = env.PROCESSOR_PORT ?? String(await freePort());
   const processor = await startStandalone(databaseUrl, { PROCESSOR_FAULTS: 'true', ...env, PROCESSOR_PORT: port });
@@ -26,9 +43,9 @@ export async function startProcessorProcess(databaseUrl: string, env: Record<str
     serviceEnv: { STRIPE_API_URL: url, STRIPE_SECRET_KEY: PROCESSOR_TEST_KEY },
     inject: (fault: FaultSpec) => addFault(url, fault),
     clearFaults: () => clearFaults(url),
-    refuse: async (ms: number) => {
-      const response = await fetch(`${url}/_faults/refuse`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ms }) });
-      if (!response.ok) throw new Error(`refusing connections answered ${response.status}: ${await response.text()}`);
-    },
+    refuse: (ms: number) => postFault(url, '/_faults/refuse', { ms }),
+    pointWebhooksAt: (webhookUrl: string, secret: string) => postFault(url, '/_faults/webhook-endpoint', { url: webhookUrl, secret }),
+    injectWebhook: (fault: WebhookFaultSpec) => postFault(url, '/_faults/webhooks', fault),
+    pendingFaults: async () => ((await (await fetch(`${url}/_faults`)).json()) as { pending: unknown[] }).pending,
   });
 }
