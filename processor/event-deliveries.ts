@@ -48,6 +48,8 @@ export async function claimNextEvent(db: Queryable, instance: number): Promise<C
 
 const OURS = 'id = $1::text AND leased_by = $2::int AND lease_until = $3::timestamptz';
 const RELEASE = 'leased_by = NULL, lease_until = NULL';
+// A delivered event keeps `leased_by`: the instance that delivered it.
+const FINISH = 'lease_until = NULL';
 
 function fence(event: ClaimedEvent, instance: number): unknown[] {
   return [event.id, instance, event.leaseToken];
@@ -55,7 +57,7 @@ function fence(event: ClaimedEvent, instance: number): unknown[] {
 
 /** leased → delivered, then releases the events held back for one after them (reorder). */
 export async function recordDelivered(db: Queryable, event: ClaimedEvent, instance: number, status: number, posts: number): Promise<void> {
-  await db.query(`UPDATE ${EVENTS} SET delivered_at = now(), attempts = attempts + $4::int, last_status = $5::int, last_error = NULL, ${RELEASE} WHERE ${OURS}`, [
+  await db.query(`UPDATE ${EVENTS} SET delivered_at = now(), attempts = attempts + $4::int, last_status = $5::int, last_error = NULL, ${FINISH} WHERE ${OURS}`, [
     ...fence(event, instance),
     posts,
     status,
@@ -82,7 +84,7 @@ export async function recordFailedAttempt(
 
 /** leased → delivered without a POST (the `drop` fault): attempts stay 0 when it was never sent. */
 export async function recordDropped(db: Queryable, event: ClaimedEvent, instance: number): Promise<void> {
-  await db.query(`UPDATE ${EVENTS} SET delivered_at = now(), ${RELEASE} WHERE ${OURS}`, fence(event, instance));
+  await db.query(`UPDATE ${EVENTS} SET delivered_at = now(), ${FINISH} WHERE ${OURS}`, fence(event, instance));
 }
 
 /** leased → held (the `reorder` fault) until an event after it is delivered. */

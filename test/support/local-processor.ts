@@ -154,11 +154,11 @@ export interface ReceivedWebhook {
 
 /**
  * A real HTTP endpoint on 127.0.0.1 standing for the service's webhook route: keeps every POST's raw
- * body and headers, and answers 200 unless told otherwise (`answerNext`).
+ * body and headers, and answers 200 unless told otherwise (`answerNextAbout`).
  */
 export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
-  private statuses: number[] = [];
+  private readonly statuses = new Map<string, number[]>();
   private constructor(private readonly server: http.Server) {}
 
   static async start(answerDelayMs = 0): Promise<WebhookReceiver> {
@@ -168,9 +168,9 @@ export class WebhookReceiver {
         request.setEncoding('utf8');
         request.on('data', (chunk: string) => (body += chunk));
         request.on('end', () => {
-          const event = JSON.parse(body) as { id: string; type: string };
+          const event = JSON.parse(body) as { id: string; type: string; data: { object: { id: string } } };
           receiver.received.push({ body, headers: request.headers, eventId: event.id, type: event.type });
-          const status = receiver.statuses.shift() ?? 200;
+          const status = receiver.statuses.get(event.data.object.id)?.shift() ?? 200;
           setTimeout(() => response.writeHead(status, { 'content-type': 'application/json' }).end('{}'), answerDelayMs);
         });
       }),
@@ -184,9 +184,9 @@ export class WebhookReceiver {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/webhooks/stripe`;
   }
 
-  /** The next POSTs are answered with these statuses, in order. */
-  answerNext(...statuses: number[]): void {
-    this.statuses.push(...statuses);
+  /** The next POSTs of events about this object (`pi_…`, `re_…`) are answered with these statuses, in order. */
+  answerNextAbout(objectId: string, ...statuses: number[]): void {
+    this.statuses.set(objectId, [...(this.statuses.get(objectId) ?? []), ...statuses]);
   }
 
   of(eventId: string): ReceivedWebhook[] {
