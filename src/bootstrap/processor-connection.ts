@@ -44,7 +44,9 @@ export async function connectProcessor(config: AppConfig, databaseUrl: string): 
     processor: { ...config.processor, secretKey: LOCAL_PROCESSOR_KEY, apiUrl: local.url, webhookSecret },
     description: `the local processor, in this process, at ${local.url}`,
     local: true,
-    listening: (port) => local.setWebhookUrl(`http://127.0.0.1:${port}${WEBHOOKS_PATH}`),
+    listening: (port) => {
+      if (config.localProcessorWebhooks) local.setWebhookUrl(`http://127.0.0.1:${port}${WEBHOOKS_PATH}`);
+    },
     stop: () => local.close(),
   };
 }

@@ -60,6 +60,11 @@ export interface AppConfig {
   /** Where the embedded local processor listens (0: any free port): the example client's test routes reach it there. */
   readonly localProcessorPort: number;
   /**
+   * Whether the embedded local processor sends its webhooks to the service. Off, it behaves as Stripe
+   * with no endpoint registered: what it learns after answering reaches the service through the reconciler.
+   */
+  readonly localProcessorWebhooks: boolean;
+  /**
    * Requests per client per window on rate-limited routes (POST /pagos), replays included; counted
    * in Redis when `redisUrl` is set (shared by the replicas), else in the process.
    */
@@ -208,6 +213,7 @@ function toAppConfig(env: EnvSchema): AppConfig {
     },
     gatewayLatencyMs: env.GATEWAY_LATENCY_MS ?? d.gatewayLatencyMs,
     localProcessorPort: env.LOCAL_PROCESSOR_PORT ?? d.localProcessorPort,
+    localProcessorWebhooks: env.LOCAL_PROCESSOR_WEBHOOKS !== 'false',
     rateLimit: {
       requests: env.RATE_LIMIT_REQUESTS ?? d.rateLimitRequests,
       windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS ?? d.rateLimitWindowSeconds,

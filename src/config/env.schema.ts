@@ -180,6 +180,11 @@ export class EnvSchema {
   @Max(65535)
   LOCAL_PROCESSOR_PORT?: number;
 
+  /** The embedded local processor only: `false` sends no webhooks (outcomes after the answer wait for the reconciler). */
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  LOCAL_PROCESSOR_WEBHOOKS?: string;
+
   /** The embedded local processor only: how long a confirmation or a refund takes there. */
   @IsOptional()
   @WholeNumber()

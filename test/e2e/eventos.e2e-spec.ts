@@ -93,7 +93,7 @@ describe('events: written with the state they announce, listed by GET /eventos',
     expect(await eventsOfOrder(body.numeroOrden)).toEqual([expect.objectContaining({ type: 'pago.aprobado', data: pago })]);
   });
 
-  it('a completion that loses its claim (a stalled owner fenced out) rolls back the payment and its event: none is written', async () => {
+  it('a completion that loses its claim (a stalled owner fenced out) rolls back the payment and its event: only the processor\'s webhook then decides it, once', async () => {
     const victim = await setup.startVictim({ GATEWAY_LATENCY_MS: '1000' });
     const key = randomUUID();
     const body = nuevoPago();
@@ -101,8 +101,15 @@ describe('events: written with the state they announce, listed by GET /eventos',
     await waitUntil(async () => (await setup.db.query(`SELECT 1 FROM idempotency_keys WHERE key = $1`, [key])).rowCount === 1);
     await setup.db.query(`UPDATE idempotency_keys SET lock_token = $2 WHERE key = $1`, [key, randomUUID()]);
     expect((await attempt).status).toBe(409);
-    expect((await setup.db.query(`SELECT estado FROM pagos WHERE numero_orden = $1`, [body.numeroOrden])).rows).toEqual([{ estado: 'PENDIENTE' }]);
-    expect(await eventsOfOrder(body.numeroOrden)).toEqual([]);
+    // The charge happened, so the processor's webhook decides the payment; the route's close and its event were rolled back.
+    expect(await settledEstado(setup.db, body.numeroOrden)).toBe('APROBADO');
+    expect(await eventsOfOrder(body.numeroOrden)).toEqual([expect.objectContaining({ type: 'pago.aprobado' })]);
+    const { rows } = await setup.db.query(
+      `SELECT EXISTS (SELECT 1 FROM eventos_procesador ep WHERE ep.xmin::text = (e.txid::text::bigint & 4294967295)::text) AS by_webhook
+         FROM eventos e WHERE e.payload->'data'->>'numeroOrden' = $1`,
+      [body.numeroOrden],
+    );
+    expect(rows).toEqual([{ by_webhook: true }]);
   });
 
   it('GET /eventos pages oldest first with desde, without gaps or repeats while payments are being made', async () => {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { CONCILIAR_PAGO, INICIAR_PAGO } from '../../src/pagos/pagos.sql.js';
+import { CONCILIAR_PAGO, DECIDIR_PAGO, ESPERAR_AUTENTICACION, INICIAR_PAGO } from '../../src/pagos/pagos.sql.js';
+import { REGISTRAR_EVENTO } from '../../src/processor-webhooks/processor-webhooks.sql.js';
 import { reservarPendiente } from '../../src/pagos/pending-versions.sql.js';
 import { runMigrationScript } from '../support/app-process.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
@@ -42,6 +43,15 @@ describe('reconciler statements under races', () => {
     return { id, operationId, version: rows[0].version };
   };
   const rowsOf = async (sql: string, params: unknown[]): Promise<number> => (await pool.query(sql, params)).rowCount ?? 0;
+  /** CONCILIAR_PAGO's parameters for a final state at `version` (no motivo, secret or wait). */
+  const conciliar = (id: string, estado: string, version: string): unknown[] => [id, estado, null, version, null, null, 900];
+  /** A payment waiting for its customer on intent `pi_<id>`. */
+  const waitingPago = async (): Promise<{ id: string; intent: string }> => {
+    const pago = await stalePago();
+    const intent = `pi_${pago.id.replaceAll('-', '')}`;
+    expect(await rowsOf(ESPERAR_AUTENTICACION, [pago.id, intent, `${intent}_secret_x`, 900])).toBe(1);
+    return { id: pago.id, intent };
+  };
 
   it('reservarPendiente(pagos): of 20 reconcilers that read the same version exactly one reserves the payment', async () => {
     const pago = await stalePago();
@@ -51,7 +61,7 @@ describe('reconciler statements under races', () => {
 
   it('CONCILIAR_PAGO: of 20 settlements at one version exactly one writes', async () => {
     const pago = await stalePago();
-    const won = await Promise.all(Array.from({ length: RACERS }, (_, i) => rowsOf(CONCILIAR_PAGO, [pago.id, i % 2 ? 'FALLIDO' : 'APROBADO', null, pago.version])));
+    const won = await Promise.all(Array.from({ length: RACERS }, (_, i) => rowsOf(CONCILIAR_PAGO, conciliar(pago.id, i % 2 ? 'FALLIDO' : 'APROBADO', pago.version))));
     expect(won.reduce((sum, n) => sum + n, 0)).toBe(1);
   });
 
@@ -61,7 +71,7 @@ describe('reconciler statements under races', () => {
     const resumed = await pool.query(INICIAR_PAGO, [randomUUID(), 'alice', pago.operationId, `ORD-${pago.id.slice(0, 8)}`, 1999, 'EUR']);
     // A returned row is PENDIENTE again (the statement returns only what charging needs).
     expect(resumed.rows).toEqual([expect.objectContaining({ id: pago.id, nuevo: false })]);
-    expect(await rowsOf(CONCILIAR_PAGO, [pago.id, 'FALLIDO', null, rows[0].version])).toBe(0);
+    expect(await rowsOf(CONCILIAR_PAGO, conciliar(pago.id, 'FALLIDO', rows[0].version))).toBe(0);
     expect((await db.query(`SELECT estado FROM pagos WHERE id = $1`, [pago.id])).rows[0].estado).toBe('PENDIENTE');
   });
 
@@ -69,7 +79,7 @@ describe('reconciler statements under races', () => {
     for (let round = 0; round < 10; round++) {
       const pago = await stalePago();
       const [settled, resumed] = await Promise.all([
-        rowsOf(CONCILIAR_PAGO, [pago.id, 'FALLIDO', null, pago.version]),
+        rowsOf(CONCILIAR_PAGO, conciliar(pago.id, 'FALLIDO', pago.version)),
         pool.query(INICIAR_PAGO, [randomUUID(), 'alice', pago.operationId, `ORD-${pago.id.slice(0, 8)}`, 1999, 'EUR']),
       ]);
       const { rows } = await db.query(`SELECT estado FROM pagos WHERE id = $1`, [pago.id]);
@@ -77,6 +87,52 @@ describe('reconciler statements under races', () => {
       expect(rows[0].estado).toBe('PENDIENTE');
       expect(resumed.rowCount).toBe(1);
       expect([0, 1]).toContain(settled);
+    }
+  });
+
+  it('DECIDIR_PAGO: of 20 deciders of one waiting payment (webhooks, replicas, the reconciler) exactly one writes, whatever each decided', async () => {
+    const { id, intent } = await waitingPago();
+    const won = await Promise.all(
+      Array.from({ length: RACERS }, (_, i) =>
+        rowsOf(DECIDIR_PAGO, [id, i % 2 ? 'RECHAZADO' : 'APROBADO', 'REQUIERE_AUTENTICACION', intent, i % 2 ? 'autenticacion' : null])),
+    );
+    expect(won.reduce((sum, n) => sum + n, 0)).toBe(1);
+    const { rows } = await db.query(`SELECT estado, client_secret FROM pagos WHERE id = $1`, [id]);
+    expect(['APROBADO', 'RECHAZADO']).toContain(rows[0].estado);
+    expect(rows[0].client_secret).toBeNull();
+  });
+
+  it('DECIDIR_PAGO about an intent the payment left behind (a canceled attempt) matches nothing', async () => {
+    const { id } = await waitingPago();
+    expect(await rowsOf(DECIDIR_PAGO, [id, 'APROBADO', 'REQUIERE_AUTENTICACION', 'pi_an_older_attempt', null])).toBe(0);
+  });
+
+  it('the route waiting for the customer racing a webhook deciding the PENDIENTE payment: one of them writes, never both', async () => {
+    for (let round = 0; round < 10; round++) {
+      const pago = await stalePago();
+      const intent = `pi_${pago.id.replaceAll('-', '')}`;
+      await db.query(`UPDATE pagos SET gateway_charge_id = $2 WHERE id = $1`, [pago.id, intent]);
+      const [waiting, decided] = await Promise.all([
+        rowsOf(ESPERAR_AUTENTICACION, [pago.id, intent, `${intent}_secret_x`, 900]),
+        rowsOf(DECIDIR_PAGO, [pago.id, 'APROBADO', 'PENDIENTE', intent, null]),
+      ]);
+      expect(waiting + decided).toBe(1);
+    }
+  });
+
+  it('REGISTRAR_EVENTO: of 20 deliveries of one processor event racing in their transactions exactly one records it', async () => {
+    const eventId = `evt_${randomUUID().replaceAll('-', '')}`;
+    const clients = await Promise.all(Array.from({ length: RACERS }, () => pool.connect()));
+    try {
+      await Promise.all(clients.map((client) => client.query('BEGIN')));
+      const recorded = await Promise.all(clients.map(async (client) => {
+        const { rowCount } = await client.query(REGISTRAR_EVENTO, [eventId, 'payment_intent.succeeded']);
+        await client.query('COMMIT');
+        return rowCount ?? 0;
+      }));
+      expect(recorded.reduce((sum, n) => sum + n, 0)).toBe(1);
+    } finally {
+      for (const client of clients) client.release();
     }
   });
 });

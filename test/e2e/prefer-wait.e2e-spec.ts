@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { type AppProcess, startAppProcess } from '../support/app-process.js';
+import { NO_WEBHOOKS } from '../support/survivor-and-victims.js';
 import { ALICE } from '../support/clients.js';
 import { checkedFetch, get, nuevoPago, postPago } from '../support/http.js';
 import { countCharges, keyRow, waitForClaim } from '../support/ledger.js';
@@ -23,11 +24,11 @@ describe('duplicates that wait for the first answer (Prefer: wait)', () => {
 
   beforeAll(async () => {
     const url = await createTestDatabase('prefer_wait');
-    main = await startAppProcess(url, { GATEWAY_LATENCY_MS: '1500', DB_POOL_SIZE: '2' });
+    main = await startAppProcess(url, { ...NO_WEBHOOKS, GATEWAY_LATENCY_MS: '1500', DB_POOL_SIZE: '2' });
     const replica = { DB_MIGRATIONS_RUN: 'false' };
     [peer, slow] = await Promise.all([
-      startAppProcess(url, { ...replica, GATEWAY_LATENCY_MS: '1500', IDEMPOTENCY_DEFAULT_WAIT_SECONDS: '10' }),
-      startAppProcess(url, { ...replica, GATEWAY_LATENCY_MS: '3000', IDEMPOTENCY_MAX_WAITERS: '1' }),
+      startAppProcess(url, { ...replica, ...NO_WEBHOOKS, GATEWAY_LATENCY_MS: '1500', IDEMPOTENCY_DEFAULT_WAIT_SECONDS: '10' }),
+      startAppProcess(url, { ...replica, ...NO_WEBHOOKS, GATEWAY_LATENCY_MS: '3000', IDEMPOTENCY_MAX_WAITERS: '1' }),
     ]);
     db = await connect(url);
   });
@@ -150,8 +151,7 @@ describe('duplicates that wait for the first answer (Prefer: wait)', () => {
     await db.query(`
       CREATE OR REPLACE FUNCTION cerrar_falla_una_vez() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        -- The route's close only: the processor's webhook may decide the payment too, and must not take the failure.
-        IF current_query() LIKE '%pagos_cerrar%' AND nextval('cerrar_falla_una_vez') = 1 THEN RAISE EXCEPTION 'injected failure of the first close'; END IF;
+        IF nextval('cerrar_falla_una_vez') = 1 THEN RAISE EXCEPTION 'injected failure of the first close'; END IF;
         RETURN NEW;
       END $$`);
     await db.query(`

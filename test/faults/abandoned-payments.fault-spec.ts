@@ -7,7 +7,7 @@ import { get, nuevoPago, postPago, type PagoBody } from '../support/http.js';
 import { chargesOfPagoSql, countCharges, countChargesOfOrder, keyRow } from '../support/ledger.js';
 import { sampleOf, scrape } from '../support/metrics.js';
 import { backdateAbandoned, estadoOf, recordStateWrites, settledEstado } from '../support/stale-payments.js';
-import { RECONCILE_EVERY_SECOND, RECONCILE_NEVER, survivorAndVictims } from '../support/survivor-and-victims.js';
+import { NO_WEBHOOKS, RECONCILE_EVERY_SECOND, RECONCILE_NEVER, survivorAndVictims } from '../support/survivor-and-victims.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { waitUntil } from '../support/waiting.js';
 
@@ -19,7 +19,8 @@ import { waitUntil } from '../support/waiting.js';
  */
 
 describe('payments abandoned after a crash settle themselves', () => {
-  const crash = survivorAndVictims('abandoned');
+  // Webhooks off: the reconciler is what settles here (a webhook would decide the charged ones first).
+  const crash = survivorAndVictims('abandoned', NO_WEBHOOKS);
 
   /** A payment sent to a process that is SIGKILLed once `marker` (SQL, $1 = order) holds; nobody retries. */
   const crashDuring = async (marker: string): Promise<{ key: string; body: PagoBody }> => {
@@ -120,7 +121,7 @@ describe('two replicas reconciling the same stale payments at once', () => {
   it('each of 20 stale payments is settled exactly once (one write per payment and per key)', async () => {
     const url = await createTestDatabase('abandoned_replicas');
     // A service that never reconciles migrates the database and lays out its local processor's schema.
-    const setup = await startAppProcess(url, { PAGOS_RECONCILE_CRON: RECONCILE_NEVER });
+    const setup = await startAppProcess(url, { ...NO_WEBHOOKS, PAGOS_RECONCILE_CRON: RECONCILE_NEVER });
     await setup.stop('SIGTERM');
     const db = await connect(url);
     const replicas: AppProcess[] = [];
@@ -128,7 +129,7 @@ describe('two replicas reconciling the same stale payments at once', () => {
       await recordStateWrites(db);
       const outcomes = await insertAbandoned(db, 20);
       // Both tick on the same wall-clock second, so their passes overlap.
-      replicas.push(...(await Promise.all([1, 2].map(() => startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', PAGOS_RECONCILE_CRON: RECONCILE_EVERY_SECOND })))));
+      replicas.push(...(await Promise.all([1, 2].map(() => startAppProcess(url, { ...NO_WEBHOOKS, DB_MIGRATIONS_RUN: 'false', PAGOS_RECONCILE_CRON: RECONCILE_EVERY_SECOND })))));
       await waitUntil(async () => (await db.query(`SELECT 1 FROM pagos WHERE estado = 'PENDIENTE'`)).rowCount === 0);
 
       const { rows: writes } = await db.query(`SELECT tbl, id, count(*)::int AS n FROM test_writes GROUP BY tbl, id`);

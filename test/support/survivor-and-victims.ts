@@ -6,6 +6,12 @@ import { connect, createTestDatabase } from './test-database.js';
 /** Cron expressions for PAGOS_RECONCILE_CRON in tests: a pass every second, or none within a test run. */
 export const RECONCILE_EVERY_SECOND = '* * * * * *';
 export const RECONCILE_NEVER = '0 0 0 1 1 *';
+/**
+ * The embedded processors send no webhooks, as Stripe with no endpoint registered: for tests of the
+ * route's own writes or of the reconciler, which a webhook deciding the payment first would hide.
+ * Every service on one database must say so: any of their processors may deliver any event.
+ */
+export const NO_WEBHOOKS = { LOCAL_PROCESSOR_WEBHOOKS: 'false' } as const;
 
 export interface SurvivorAndVictims {
   readonly url: string;
@@ -21,7 +27,7 @@ export interface SurvivorAndVictims {
  * The set-up of a crash test: a database of its own, a surviving service process, and the victims a
  * test starts and kills. Registers the Jest hooks that start and stop them; call it inside `describe`.
  */
-export function survivorAndVictims(database: string): SurvivorAndVictims {
+export function survivorAndVictims(database: string, env: Record<string, string> = {}): SurvivorAndVictims {
   let url: string;
   let db: pg.Client;
   let survivor: AppProcess;
@@ -29,7 +35,7 @@ export function survivorAndVictims(database: string): SurvivorAndVictims {
 
   beforeAll(async () => {
     url = await createTestDatabase(database);
-    survivor = await startAppProcess(url, { PAGOS_RECONCILE_CRON: RECONCILE_EVERY_SECOND });
+    survivor = await startAppProcess(url, { ...env, PAGOS_RECONCILE_CRON: RECONCILE_EVERY_SECOND });
     db = await connect(url);
   });
 
@@ -52,8 +58,8 @@ export function survivorAndVictims(database: string): SurvivorAndVictims {
     get survivor() {
       return survivor;
     },
-    async startVictim(env = {}) {
-      const victim = await startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', PAGOS_RECONCILE_CRON: RECONCILE_NEVER, ...env });
+    async startVictim(victimEnv = {}) {
+      const victim = await startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', PAGOS_RECONCILE_CRON: RECONCILE_NEVER, ...env, ...victimEnv });
       victims.push(victim);
       return victim;
     },

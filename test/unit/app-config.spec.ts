@@ -45,6 +45,8 @@ describe('loadConfig: defaults', () => {
     expect(config.dbPoolSize).toBe(CONFIG_DEFAULTS.dbPoolSize);
     expect(config.gatewayLatencyMs).toBe(0);
     expect(config.localProcessorPort).toBe(12111);
+    expect(config.localProcessorWebhooks).toBe(true);
+    expect(loadConfig({ LOCAL_PROCESSOR_WEBHOOKS: 'false' }).localProcessorWebhooks).toBe(false);
     expect(config.pagos).toEqual({ reconcileCron: '*/30 * * * * *', autenticacionTimeoutSeconds: 900 });
     expect(config.rateLimit).toEqual({ requests: 300, windowSeconds: 60, redisUrl: undefined, redisKeyPrefix: 'pagos:rate-limit:' });
     expect(config.log).toEqual({ level: 'info', format: 'auto' });
