@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { headerLines } from '../http/header-lines.js';
-import { IDEMPOTENCY_OPTIONS, PREFER_HEADER, PREFERENCE_APPLIED_HEADER } from './idempotency.constants.js';
+import { PREFERENCE_APPLIED_HEADER, preferredWaitOf } from '../http/prefer-wait.js';
+import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import { IdempotencyStore } from './idempotency.store.js';
 import type { ClaimOutcome, KeyRequest } from './idempotency.types.js';
 import { KeyWaiters } from './key-waiters.js';
-import { preferredWaitSeconds } from './prefer-wait.js';
 
 /** What a duplicate ended with, and how long it waited for it (undefined: it did not wait). */
 export interface WaitedOutcome {
@@ -30,7 +29,7 @@ export class InFlightWaiter {
   ) {}
 
   async waitForSettled(keyRequest: KeyRequest, request: FastifyRequest, reply: FastifyReply): Promise<WaitedOutcome> {
-    const preferred = preferredWaitSeconds(headerLines(request.raw, PREFER_HEADER.toLowerCase()));
+    const preferred = preferredWaitOf(request);
     const seconds = Math.min(preferred ?? this.options.waiting.defaultSeconds, this.options.waiting.maxSeconds);
     if (seconds === 0 || !this.waiters.enter()) return { outcome: { kind: 'in_flight' }, waitedSeconds: undefined };
     if (preferred !== undefined) reply.header(PREFERENCE_APPLIED_HEADER, `wait=${seconds}`);
