@@ -33,7 +33,13 @@ export class AppModule {
         // exists); @nestjs/config serves them to every module without reading the environment again.
         ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, skipProcessEnv: true, load: [() => config] }),
         LoggingModule,
-        DatabaseModule.forRoot({ url: config.databaseUrl, poolSize: config.dbPoolSize, runMigrationsOnStart: config.runMigrationsOnStart }),
+        DatabaseModule.forRoot({
+          url: config.databaseUrl,
+          // LISTEN needs a session: its own URL when the pool goes through a transaction-mode pooler.
+          listenUrl: config.databaseListenUrl ?? config.databaseUrl,
+          poolSize: config.dbPoolSize,
+          runMigrationsOnStart: config.runMigrationsOnStart,
+        }),
         ScheduleModule.forRoot(),
         AuthModule,
         RateLimitModule,
@@ -41,8 +47,6 @@ export class AppModule {
         HealthModule,
         IdempotencyModule.forRoot({
           ...config.idempotency,
-          // LISTEN needs a session: its own URL when the pool goes through a transaction-mode pooler.
-          waiting: { ...config.idempotency.waiting, listenUrl: config.databaseListenUrl ?? config.databaseUrl },
           scopeOf: clientIdOf,
           validateRequest: (context) => validateRouteBody(context, validationPipe),
         }),

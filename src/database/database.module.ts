@@ -3,9 +3,12 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, type DatabaseSettings } from './data-source-options.js';
 import { runMigrationsExclusively } from './migrations.js';
+import { NOTIFICATION_LISTENER_URL, NotificationListener } from './notification-listener.js';
 import { Transactions } from './transactions.js';
 
 export interface DatabaseModuleOptions extends DatabaseSettings {
+  /** Where the process's one LISTEN connection goes: PostgreSQL itself, not a transaction-mode pooler. */
+  readonly listenUrl: string;
   readonly runMigrationsOnStart: boolean;
 }
 
@@ -27,8 +30,8 @@ export class DatabaseModule {
           },
         }),
       ],
-      providers: [Transactions],
-      exports: [Transactions],
+      providers: [Transactions, NotificationListener, { provide: NOTIFICATION_LISTENER_URL, useValue: options.listenUrl }],
+      exports: [Transactions, NotificationListener],
     };
   }
 }

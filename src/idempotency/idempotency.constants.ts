@@ -28,9 +28,6 @@ export const MAX_KEY_LENGTH = 255;
 // An in-flight duplicate should come back soon: most handlers finish within a second.
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 
-export const PREFER_HEADER = 'Prefer';
-export const PREFERENCE_APPLIED_HEADER = 'Preference-Applied';
-
 /** Where PostgreSQL announces settled keys (the trigger of migration 1764700012000). */
 export const KEY_SETTLED_CHANNEL = 'idempotency_key_settled';
 

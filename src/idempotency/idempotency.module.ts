@@ -13,12 +13,12 @@ import { IdempotencyStore } from './idempotency.store.js';
 
 /**
  * The idempotency mechanism, global so that any module's routes can use `@Idempotent()`.
- * Needs `DatabaseModule` (for `Transactions`) and `ScheduleModule.forRoot()` in the app.
+ * Needs `DatabaseModule` (for `Transactions` and, to wait, `NotificationListener`) and `ScheduleModule.forRoot()` in the app.
  *
  * @example
  *   IdempotencyModule.forRoot({ ttlSeconds: 86400, lockTimeoutSeconds: 60, purgeCron: '0 *\/10 * * * *',
  *     purgeBatchSize: 1000, scopeOf: (request) => request.user.id,
- *     waiting: { defaultSeconds: 0, maxSeconds: 10, maxWaiters: 1000, listenUrl: 'postgres://…' } })
+ *     waiting: { defaultSeconds: 0, maxSeconds: 10, maxWaiters: 1000 } })
  */
 @Module({})
 export class IdempotencyModule {

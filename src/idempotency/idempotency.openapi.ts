@@ -1,10 +1,9 @@
 import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiHeader, DECORATORS, type HeaderObject, type ResponseObject } from '@nestjs/swagger';
 import { ApiProblems } from '../http/api-problems.decorator.js';
+import { PREFER_HEADER, PREFERENCE_APPLIED_HEADER } from '../http/prefer-wait.js';
 import { renderProblem } from '../problems/problem.js';
-import {
-  IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, MAX_KEY_LENGTH, PREFER_HEADER, PREFERENCE_APPLIED_HEADER,
-} from './idempotency.constants.js';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, MAX_KEY_LENGTH } from './idempotency.constants.js';
 import { IdempotencyKeyInFlightError, IdempotencyKeyInvalidError, IdempotencyKeyReusedError } from './idempotency.errors.js';
 import { KEY_HEADER_PATTERN } from './idempotency-key.js';
 

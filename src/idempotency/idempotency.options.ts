@@ -9,8 +9,6 @@ export interface WaitingOptions {
   readonly maxSeconds: number;
   /** Waiters per process; beyond it a duplicate gets 409 at once. */
   readonly maxWaiters: number;
-  /** Where the one LISTEN connection of the process goes: PostgreSQL itself, not a transaction-mode pooler. */
-  readonly listenUrl: string;
 }
 
 export interface IdempotencyOptions {

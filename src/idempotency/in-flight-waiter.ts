@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { headerLines } from '../http/header-lines.js';
-import { IDEMPOTENCY_OPTIONS, PREFER_HEADER, PREFERENCE_APPLIED_HEADER } from './idempotency.constants.js';
+import { untilClientHangsUp } from '../http/client-hang-up.js';
+import { PREFERENCE_APPLIED_HEADER, preferredWaitOf } from '../http/prefer-wait.js';
+import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import { IdempotencyStore } from './idempotency.store.js';
 import type { ClaimOutcome, KeyRequest } from './idempotency.types.js';
-import { KeyWaiters } from './key-waiters.js';
-import { preferredWaitSeconds } from './prefer-wait.js';
+import { keyId, KeyWaiters } from './key-waiters.js';
 
 /** What a duplicate ended with, and how long it waited for it (undefined: it did not wait). */
 export interface WaitedOutcome {
@@ -30,44 +30,28 @@ export class InFlightWaiter {
   ) {}
 
   async waitForSettled(keyRequest: KeyRequest, request: FastifyRequest, reply: FastifyReply): Promise<WaitedOutcome> {
-    const preferred = preferredWaitSeconds(headerLines(request.raw, PREFER_HEADER.toLowerCase()));
+    const preferred = preferredWaitOf(request);
     const seconds = Math.min(preferred ?? this.options.waiting.defaultSeconds, this.options.waiting.maxSeconds);
     if (seconds === 0 || !this.waiters.enter()) return { outcome: { kind: 'in_flight' }, waitedSeconds: undefined };
     if (preferred !== undefined) reply.header(PREFERENCE_APPLIED_HEADER, `wait=${seconds}`);
-    // The client hanging up ends the wait; the first attempt runs on regardless.
-    const gone = new AbortController();
-    const abort = (): void => gone.abort();
-    reply.raw.once('close', abort);
     const started = performance.now();
     try {
-      const outcome = await this.waitLoop(keyRequest, started + seconds * 1000, gone.signal);
+      // The client hanging up ends the wait; the first attempt runs on regardless.
+      const outcome = await untilClientHangsUp(reply, (hungUp) => this.waitLoop(keyRequest, started + seconds * 1000, hungUp));
       return { outcome, waitedSeconds: (performance.now() - started) / 1000 };
     } finally {
-      reply.raw.off('close', abort);
       this.waiters.leave();
     }
   }
 
   private async waitLoop(keyRequest: KeyRequest, deadline: number, signal: AbortSignal): Promise<ClaimOutcome> {
-    for (;;) {
-      // Watch, mark, then read: a settlement the read misses came after the mark, so it is notified
-      // (MARK_KEY_WAITED says why), and the watch is already there to receive it.
-      const watch = this.waiters.watch(keyRequest.scope, keyRequest.key);
-      let outcome: ClaimOutcome;
-      try {
-        await this.store.markKeyWaited(keyRequest);
-        outcome = await this.store.claimKey(keyRequest);
-      } catch (error) {
-        watch.cancel();
-        throw error;
-      }
-      const remainingMs = deadline - performance.now();
-      if (outcome.kind !== 'in_flight' || remainingMs <= 0 || signal.aborted || this.waiters.isClosing) {
-        watch.cancel();
-        return outcome;
-      }
-      const reason = await watch.wait(remainingMs, signal);
-      if (reason === 'aborted' || reason === 'closing') return outcome;
-    }
+    // Mark, then read: a settlement the read misses came after the mark, so it is notified
+    // (MARK_KEY_WAITED says why), and the watch readUntil took first is there to receive it.
+    const read = async (): Promise<ClaimOutcome> => {
+      await this.store.markKeyWaited(keyRequest);
+      return this.store.claimKey(keyRequest);
+    };
+    const settled = (outcome: ClaimOutcome): boolean => outcome.kind !== 'in_flight';
+    return (await this.waiters.readUntil(keyId(keyRequest.scope, keyRequest.key), read, settled, deadline, signal)).value;
   }
 }

@@ -20,12 +20,12 @@ export class OpsModule {
       module: OpsModule,
       imports: [
         ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, skipProcessEnv: true, load: [() => config] }),
-        DatabaseModule.forRoot({ url: config.databaseUrl, poolSize: OPS_POOL_SIZE, runMigrationsOnStart: false }),
+        DatabaseModule.forRoot({ url: config.databaseUrl, listenUrl: config.databaseUrl, poolSize: OPS_POOL_SIZE, runMigrationsOnStart: false }),
         ScheduleModule.forRoot(),
         // A command serves no requests, so no duplicate ever waits: no LISTEN connection either.
         IdempotencyModule.forRoot({
           ...config.idempotency,
-          waiting: { defaultSeconds: 0, maxSeconds: 0, maxWaiters: 0, listenUrl: config.databaseUrl },
+          waiting: { defaultSeconds: 0, maxSeconds: 0, maxWaiters: 0 },
           scopeOf: clientIdOf,
         }),
         // Its settlements commit events, whose delivery jobs it enqueues (the service's replicas deliver them).

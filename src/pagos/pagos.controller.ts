@@ -1,5 +1,5 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Param, ParseUUIDPipe, Post, Query, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, ParseUUIDPipe, Post, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AuthenticatedClient } from '../auth/authenticated-client.js';
 import { JoinableCommit } from '../database/joinable-commit.decorator.js';
 import type { DeferredCommit } from '../database/transactions.js';
@@ -10,6 +10,7 @@ import { CrearPagoDto } from './dto/crear-pago.dto.js';
 import { ListarPagosQuery } from './dto/listar-pagos.query.js';
 import { type PagoResponse, toPagoResponse } from './dto/pago.response.js';
 import { pagoLocation, statusOfAnswer } from './pago-answers.js';
+import { PagoConEspera } from './pago-con-espera.js';
 import { PagoNoEncontradoError } from './pagos.errors.js';
 import { ApiCrearPago, ApiListarPagos, ApiPagoPorId, ApiPagos } from './pagos.openapi.js';
 import { PagosService } from './pagos.service.js';
@@ -20,7 +21,10 @@ const uuidOr404 = new ParseUUIDPipe({ exceptionFactory: () => new PagoNoEncontra
 @Controller('pagos')
 @ApiPagos()
 export class PagosController {
-  constructor(private readonly pagos: PagosService) {}
+  constructor(
+    private readonly pagos: PagosService,
+    private readonly conEspera: PagoConEspera,
+  ) {}
 
   @Post()
   @RateLimited()
@@ -41,8 +45,13 @@ export class PagosController {
 
   @Get(':id')
   @ApiPagoPorId()
-  async findOne(@Param('id', uuidOr404) id: string, @AuthenticatedClient() clientId: string): Promise<PagoResponse> {
-    const pago = await this.pagos.findOne(clientId, id);
+  async findOne(
+    @Param('id', uuidOr404) id: string,
+    @AuthenticatedClient() clientId: string,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) response: FastifyReply,
+  ): Promise<PagoResponse> {
+    const pago = await this.conEspera.leer(clientId, id, request, response);
     if (!pago) throw new PagoNoEncontradoError();
     return toPagoResponse(pago);
   }

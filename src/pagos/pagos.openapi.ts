@@ -1,5 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse, ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiTags,
+} from '@nestjs/swagger';
 import { UnauthenticatedError } from '../auth/auth.errors.js';
 import { ApiProblems } from '../http/api-problems.decorator.js';
 import { ValidationFailedMembers } from '../http/problem-document.schema.js';
@@ -7,8 +9,10 @@ import { ApiStoredProblems } from '../idempotency/idempotency.openapi.js';
 import { DatabaseUnavailableError, RequestValidationError, ShuttingDownError } from '../http/http.errors.js';
 import { BODY_PROBLEMS } from '../http/json-body.parser.js';
 import { BEARER_AUTH } from '../http/openapi-docs.js';
+import { PREFER_HEADER, PREFERENCE_APPLIED_HEADER } from '../http/prefer-wait.js';
 import { RateLimitedError } from '../rate-limit/rate-limit.errors.js';
 import { PagoResponse } from './dto/pago.response.js';
+import { ESPERA_MAXIMA_SEGUNDOS } from './pago-con-espera.js';
 import {
   ImporteNoAdmitidoError, OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoNoEncontradoError, PagoRechazadoError, PasarelaNoDisponibleError,
   ProcesadorSinRespuestaError,
@@ -82,11 +86,29 @@ export function ApiCrearPago(): MethodDecorator {
   );
 }
 
+const PREFER_WAIT_DESCRIPTION =
+  'RFC 7240. `wait=N`: while the payment is `PENDIENTE` or `REQUIERE_AUTENTICACION`, wait up to N seconds (at most ' +
+  `${ESPERA_MAXIMA_SEGUNDOS}) for its outcome and answer as soon as it is decided, instead of polling: what an app sends ` +
+  "right after Stripe's `handleNextAction`. A decided payment is answered at once. Other preferences, and a `wait` " +
+  'that is not a whole number, are ignored.';
+
+const PREFERENCE_APPLIED_DOC = {
+  description: '`wait=N` when this request waited (N seconds at most) for the payment to be decided; absent when it answered at once.',
+  schema: { type: 'string', example: 'wait=30' },
+};
+
 export function ApiPagoPorId(): MethodDecorator {
   return applyDecorators(
-    ApiOperation({ operationId: 'obtenerPago', summary: 'One of your payments', description: 'The payment as it is now, in any state.' }),
+    ApiOperation({
+      operationId: 'obtenerPago',
+      summary: 'One of your payments, or its outcome once decided',
+      description:
+        'The payment as it is now, in any state. With `Prefer: wait=N`, a payment whose outcome is still to come is ' +
+        'answered when it is decided or after N seconds, whichever is first, as it is then.',
+    }),
     ApiParam({ name: 'id', format: 'uuid', description: "Someone else's, unknown and malformed ids are all 404." }),
-    ApiOkResponse({ type: PagoResponse }),
+    ApiHeader({ name: PREFER_HEADER, required: false, description: PREFER_WAIT_DESCRIPTION, example: 'wait=30' }),
+    ApiOkResponse({ type: PagoResponse, headers: { [PREFERENCE_APPLIED_HEADER]: PREFERENCE_APPLIED_DOC } }),
     ApiProblems([new PagoNoEncontradoError()]),
   );
 }

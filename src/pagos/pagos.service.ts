@@ -11,7 +11,8 @@ import { type DeferredCommit, Transactions } from '../database/transactions.js';
 import { Outbox } from '../eventos/outbox.js';
 import { type Cobro, Cobros, PagoAsentadoError, type PagoEnCurso } from './cobros.js';
 import type { CrearPagoDto } from './dto/crear-pago.dto.js';
-import { Pago } from './pago.entity.js';
+import { ESTADOS_EN_CURSO, Pago } from './pago.entity.js';
+import { MARCAR_PAGO_ESPERADO } from './esperas.sql.js';
 import { eventoDePago } from './pago-eventos.js';
 import { type PagoRow, type PagoVisible, type PagoVisibleRow, toPago, toPagoVisible } from './pago-row.js';
 import { rechazoDe } from './pago-answers.js';
@@ -71,6 +72,15 @@ export class PagosService {
 
   findOne(clientId: string, id: string): Promise<Pago | null> {
     return this.pagos.findOneBy({ id, clientId });
+  }
+
+  /**
+   * Marks an in-course payment waited on, so that its next change of `estado` is notified, and returns
+   * it; undefined when there was nothing to mark (MARCAR_PAGO_ESPERADO says what to read then).
+   */
+  async marcarEsperado(clientId: string, id: string): Promise<Pago | undefined> {
+    const [marcado] = await queryRows<PagoRow>(this.pool, MARCAR_PAGO_ESPERADO, [id, clientId, ESTADOS_EN_CURSO]);
+    return marcado && toPago(marcado);
   }
 
   list(clientId: string, numeroOrden: string | undefined): Promise<Pago[]> {

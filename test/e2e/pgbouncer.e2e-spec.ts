@@ -137,7 +137,7 @@ describeWhenAvailable(PGBOUNCER, 'two replicas through PgBouncer in transaction 
     });
     expect(await countCharges(db)).toBe(charges + 1);
     const { rows } = await db.query(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'idempotency-listener'`,
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'notification-listener'`,
     );
     expect(rows[0].n).toBeGreaterThanOrEqual(2);
   });
@@ -171,7 +171,7 @@ describeWhenAvailable(PGBOUNCER, 'two replicas through PgBouncer in transaction 
     const { rows } = await db.query(
       `SELECT count(*)::int AS n FROM pg_stat_activity
         WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-          AND application_name NOT IN ('idempotency-listener', 'local-processor-instance')`,
+          AND application_name NOT IN ('notification-listener', 'local-processor-instance')`,
     );
     expect(rows[0].n).toBeGreaterThan(0);
     expect(rows[0].n).toBeLessThanOrEqual(SERVER_CONNECTIONS);

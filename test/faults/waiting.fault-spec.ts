@@ -42,7 +42,7 @@ describe('waiting duplicates under faults', () => {
 
   const listenerPid = async (): Promise<number | undefined> => {
     const { rows } = await db.query(
-      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND usename = $1 AND application_name = 'idempotency-listener'`,
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND usename = $1 AND application_name = 'notification-listener'`,
       [LISTEN_ROLE],
     );
     return rows[0]?.pid;
@@ -83,7 +83,7 @@ describe('waiting duplicates under faults', () => {
     const back = await listenerPid();
     expect(back).toBeDefined();
     expect(back).not.toBe(killed);
-    expect(app.output()).toContain('listening for settled keys again');
+    expect(app.output()).toContain('listening for notifications again');
 
     // Back on notifications: the next waiter is woken by one.
     const nextKey = randomUUID();

@@ -54,8 +54,8 @@ export async function postJson(baseUrl: string, path: string, options: PostOptio
   return send(`${baseUrl}${path}`, { method: 'POST', headers, body: options.rawBody ?? JSON.stringify(options.body) });
 }
 
-export async function get(baseUrl: string, path: string, client?: TestClient): Promise<HttpResult> {
-  const headers: Record<string, string> = client ? { authorization: `Bearer ${client.token}` } : {};
+export async function get(baseUrl: string, path: string, client?: TestClient, extraHeaders: Record<string, string> = {}): Promise<HttpResult> {
+  const headers: Record<string, string> = { ...extraHeaders, ...(client && { authorization: `Bearer ${client.token}` }) };
   return send(`${baseUrl}${path}`, { headers });
 }
 

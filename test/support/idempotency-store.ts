@@ -25,7 +25,7 @@ const DEFAULTS: IdempotencyOptions = {
   purgeBatchSize: CONFIG_DEFAULTS.purgeBatchSize,
   scopeOf: () => 'alice',
   // The store never waits; waiting needs the service's listener (see test/e2e/prefer-wait.e2e-spec.ts).
-  waiting: { defaultSeconds: 0, maxSeconds: 0, maxWaiters: 0, listenUrl: '' },
+  waiting: { defaultSeconds: 0, maxSeconds: 0, maxWaiters: 0 },
 };
 
 /**

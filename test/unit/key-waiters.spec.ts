@@ -4,7 +4,7 @@ import type { IdempotencyOptions } from '../../src/idempotency/idempotency.optio
 import { KeyWaiters } from '../../src/idempotency/key-waiters.js';
 
 /** The in-memory registry of waiting duplicates: pure code, fake timers, no database. */
-const options = { waiting: { defaultSeconds: 0, maxSeconds: 10, maxWaiters: 2, listenUrl: '' } } as IdempotencyOptions;
+const options = { waiting: { defaultSeconds: 0, maxSeconds: 10, maxWaiters: 2 } } as IdempotencyOptions;
 const never = new AbortController().signal;
 
 describe('KeyWaiters', () => {
@@ -23,7 +23,7 @@ describe('KeyWaiters', () => {
   it('a settlement between watching and waiting is not lost: the wait returns at once', async () => {
     const watch = waiters.watch('alice', 'k1');
     waiters.keySettled('alice', 'k1');
-    await expect(watch.wait(10_000, never)).resolves.toBe('settled');
+    await expect(watch.wait(10_000, never)).resolves.toBe('notified');
   });
 
   it('wakes only the watches of that scope and key', async () => {
@@ -33,7 +33,7 @@ describe('KeyWaiters', () => {
     const results = [mine, otherScope, otherKey].map((watch) => watch.wait(10_000, never));
     waiters.keySettled('alice', 'k1');
     await jest.advanceTimersByTimeAsync(10_000);
-    await expect(Promise.all(results)).resolves.toEqual(['settled', 'elapsed', 'elapsed']);
+    await expect(Promise.all(results)).resolves.toEqual(['notified', 'elapsed', 'elapsed']);
   });
 
   it('scope and key cannot be confused by a separator inside them', async () => {
@@ -44,7 +44,7 @@ describe('KeyWaiters', () => {
     expect(reason).toBeUndefined();
     waiters.keySettled('a","b', 'c');
     await jest.advanceTimersByTimeAsync(0);
-    expect(reason).toBe('settled');
+    expect(reason).toBe('notified');
   });
 
   it('while notifications are down a wait is cut to a poll interval of 100–250 ms', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { preferredWaitSeconds } from '../../src/idempotency/prefer-wait.js';
+import { preferredWaitSeconds } from '../../src/http/prefer-wait.js';
 
 /** RFC 7240 `Prefer` parsing, lenient as §2 asks: what is not understood is ignored, never an error. */
 describe('preferredWaitSeconds', () => {

@@ -1,3 +1,14 @@
+import type { FastifyRequest } from 'fastify';
+import { headerLines } from './header-lines.js';
+
+export const PREFER_HEADER = 'Prefer';
+export const PREFERENCE_APPLIED_HEADER = 'Preference-Applied';
+
+/** The request's `wait` preference (see {@link preferredWaitSeconds}), across all its `Prefer` lines. */
+export function preferredWaitOf(request: FastifyRequest): number | undefined {
+  return preferredWaitSeconds(headerLines(request.raw, PREFER_HEADER.toLowerCase()));
+}
+
 /**
  * The `wait` preference of RFC 7240 `Prefer` headers, in seconds, or undefined when none applies.
  * Lenient as §2 asks: unknown preferences are ignored, so are their parameters (`; …`), and so is a
