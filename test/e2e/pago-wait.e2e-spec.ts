@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { type AppProcess, startAppProcess } from '../support/app-process.js';
-import { ALICE, BOB } from '../support/clients.js';
+import { ALICE, BOB, type TestClient } from '../support/clients.js';
 import { get, type HttpResult, nuevoPago, postPago } from '../support/http.js';
 import { listenForDecidedPagos, type PagoNotifications } from '../support/pago-notifications.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
@@ -59,7 +59,7 @@ describe('GET /pagos/{id} with Prefer: wait', () => {
     expect([created.status, (created.json as { estado: string }).estado]).toEqual([202, 'REQUIERE_AUTENTICACION']);
     return (created.json as { id: string }).id;
   };
-  const getWaiting = (base: string, id: string, wait: number | string, client = ALICE): Promise<HttpResult> =>
+  const getWaiting = (base: string, id: string, wait: number | string, client: TestClient = ALICE): Promise<HttpResult> =>
     get(base, `/pagos/${id}`, client, { prefer: `wait=${wait}` });
   const esperado = async (id: string): Promise<boolean> => (await db.query(`SELECT esperado FROM pagos WHERE id = $1`, [id])).rows[0].esperado;
   /** What the processor's webhook writes when the customer authenticated (DECIDIR_PAGO). */

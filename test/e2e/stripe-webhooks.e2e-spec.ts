@@ -27,7 +27,7 @@ describe('the processor\'s webhooks taken in once each (real app, real processor
   beforeAll(async () => {
     const url = await createTestDatabase('stripe_webhooks');
     processor = await startProcessorProcess(url);
-    app = await startAppProcess(url, { ...processor.serviceEnv, STRIPE_WEBHOOK_SECRET: secret, STRIPE_MAX_NETWORK_RETRIES: '0', PAGOS_RECONCILE_CRON: RECONCILE_NEVER });
+    app = await startAppProcess(url, { ...processor.serviceEnv, STRIPE_WEBHOOK_SECRET: secret, STRIPE_MAX_NETWORK_RETRIES: '0', PAGOS_RECONCILE_CRON: RECONCILE_NEVER, IDEMPOTENCY_PURGE_CRON: '* * * * * *' });
     db = await connect(url);
   });
 
@@ -134,5 +134,12 @@ describe('the processor\'s webhooks taken in once each (real app, real processor
     await waitUntil(async () => (await fetch(`${processor.url}/_faults`).catch(() => undefined))?.ok === true);
     expect((await deliverStripeEvent(app.baseUrl, secret, body)).json).toEqual({ received: true, outcome: 'applied' });
     expect(await estadoOf(pagoId)).toBe('APROBADO');
+  });
+
+  it('applied event ids are forgotten after 30 days (Stripe resends for at most that long), and not before', async () => {
+    const [old, recent] = [`evt_old_${randomUUID().slice(0, 8)}`, `evt_recent_${randomUUID().slice(0, 8)}`];
+    await db.query(`INSERT INTO eventos_procesador (id, tipo, recibido_en) VALUES ($1, 'payment_intent.succeeded', now() - interval '31 days'), ($2, 'payment_intent.succeeded', now() - interval '29 days')`, [old, recent]);
+    await waitUntil(async () => (await recorded(old)) === 0, 4_000);
+    expect(await recorded(recent)).toBe(1);
   });
 });

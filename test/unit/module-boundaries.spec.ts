@@ -40,7 +40,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // The outbox and the event feed: generic, below the features that declare events.
   eventos: ['problems', 'database', 'auth', 'http', 'scheduling'],
   // The processor's webhooks in: verification and once-only application; features register their handlers.
-  'processor-webhooks': ['problems', 'database', 'auth', 'gateway', 'http'],
+  'processor-webhooks': ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'scheduling'],
   pagos: ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'scheduling', 'eventos', 'processor-webhooks'],
   reembolsos: ['problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'pagos', 'eventos', 'processor-webhooks'],
   // Webhook endpoints (and their delivery): generic, told the event types by the app.
