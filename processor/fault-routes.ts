@@ -6,10 +6,15 @@ const MAX_TIMES = 1_000;
 
 /**
  * The fault API, JSON and unauthenticated, registered only when fault injection is on:
- * `POST /_faults` adds, `GET /_faults` lists, `DELETE /_faults` clears, and
- * `POST /_faults/refuse {"ms": 3000}` stops accepting connections for a while.
+ * `POST /_faults` adds, `GET /_faults` lists, `DELETE /_faults` clears (the webhook faults too, see
+ * `clearOthers`), and `POST /_faults/refuse {"ms": 3000}` stops accepting connections for a while.
  */
-export async function registerFaultRoutes(app: FastifyInstance, faults: FaultInjector, refuseConnections: (ms: number) => void): Promise<void> {
+export async function registerFaultRoutes(
+  app: FastifyInstance,
+  faults: FaultInjector,
+  refuseConnections: (ms: number) => void,
+  clearOthers: () => Promise<void>,
+): Promise<void> {
   app.post('/_faults', async (request, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const problem = problemWith(body);
@@ -22,6 +27,7 @@ export async function registerFaultRoutes(app: FastifyInstance, faults: FaultInj
 
   app.delete('/_faults', async () => {
     faults.clear();
+    await clearOthers();
     return { pending: [] };
   });
 

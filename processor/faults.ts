@@ -12,6 +12,11 @@ export const OPERATIONS = [
   'create_refund',
   'retrieve_refund',
   'list_refunds',
+  'retrieve_event',
+  'list_events',
+  'authenticate_intent',
+  'settle_intent',
+  'settle_refund',
 ] as const;
 export type Operation = (typeof OPERATIONS)[number];
 

@@ -3,13 +3,17 @@ import { registerFaultRoutes } from './fault-routes.js';
 import { FormSyntaxError } from './form-body.js';
 import { newId } from './ids.js';
 import type { ExecutionContext } from './idempotent-execution.js';
+import { releaseHeldEvents } from './event-deliveries.js';
 import { registerStripeRoutes } from './stripe-routes.js';
+import { registerWebhookFaultRoutes, type WebhookFaultTargets } from './webhook-fault-routes.js';
 
 export interface ServerOptions {
   readonly context: ExecutionContext;
   readonly faultInjection: boolean;
   /** Called by `POST /_faults/refuse`. */
   readonly refuseConnections: (ms: number) => void;
+  /** What the webhook fault routes act on. */
+  readonly webhooks: Omit<WebhookFaultTargets, 'pool'>;
 }
 
 const FAULT_ROUTES_PREFIX = '/_faults';
@@ -44,7 +48,13 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   await app.register(async (scope) => registerStripeRoutes(scope, context));
   if (options.faultInjection) {
-    await app.register(async (scope) => registerFaultRoutes(scope, context.faults, options.refuseConnections));
+    const webhooks = { ...options.webhooks, pool: context.pool };
+    const clearWebhookFaults = async () => {
+      webhooks.faults.clear();
+      await releaseHeldEvents(context.pool);
+    };
+    await app.register(async (scope) => registerFaultRoutes(scope, context.faults, options.refuseConnections, clearWebhookFaults));
+    await app.register(async (scope) => registerWebhookFaultRoutes(scope, webhooks));
   }
   return app;
 }

@@ -1,4 +1,5 @@
-import { startLocalProcessor } from './local-processor.js';
+import { startLocalProcessor, type WebhookOptions } from './local-processor.js';
+import { secretProblem, urlProblem } from './webhook-endpoint.js';
 
 /**
  * The local processor as its own process (`npm run processor`), so fault tests can kill the
@@ -7,7 +8,9 @@ import { startLocalProcessor } from './local-processor.js';
  *
  * Env: DATABASE_URL (required), PROCESSOR_HOST (127.0.0.1), PROCESSOR_PORT (12111, stripe-mock's
  * port, so tools that expect stripe-mock find it; 0 = ephemeral), GATEWAY_LATENCY_MS (0),
- * PROCESSOR_FAULTS=true (enables the /_faults API).
+ * PROCESSOR_FAULTS=true (enables the /_faults API). Webhooks: STRIPE_WEBHOOK_URL (where to send
+ * events), STRIPE_WEBHOOK_SECRET (`whsec_…`, required with the URL), PROCESSOR_WEBHOOK_RETRY_BASE_MS
+ * (1000) and PROCESSOR_WEBHOOK_RETRY_MAX_MS (60000).
  */
 const DEFAULT_PORT = 12111;
 
@@ -20,6 +23,7 @@ async function main(): Promise<void> {
     port: integerFromEnv('PROCESSOR_PORT', DEFAULT_PORT, 65_535),
     latencyMs: integerFromEnv('GATEWAY_LATENCY_MS', 0, 600_000),
     faultInjection: process.env.PROCESSOR_FAULTS === 'true',
+    webhook: webhookFromEnv(),
     log: (line) => process.stderr.write(`${line}\n`),
   });
   process.stdout.write(`local processor listening on ${processor.url}\n`);
@@ -33,11 +37,25 @@ async function main(): Promise<void> {
   }
 }
 
-function integerFromEnv(name: string, fallback: number, maximum: number): number {
+function webhookFromEnv(): WebhookOptions {
+  const url = process.env.STRIPE_WEBHOOK_URL || undefined;
+  const secret = process.env.STRIPE_WEBHOOK_SECRET || undefined;
+  if (url !== undefined && secret === undefined) fail('STRIPE_WEBHOOK_SECRET is required with STRIPE_WEBHOOK_URL (the endpoint\'s whsec_… signing secret)');
+  if (url !== undefined && urlProblem(url)) fail(`STRIPE_WEBHOOK_URL must be an http(s) URL, got '${url}'`);
+  if (secret !== undefined && secretProblem(secret)) fail('STRIPE_WEBHOOK_SECRET must start with whsec_');
+  return {
+    url,
+    secret,
+    retryBaseMs: integerFromEnv('PROCESSOR_WEBHOOK_RETRY_BASE_MS', 1_000, 3_600_000, 1),
+    retryMaxMs: integerFromEnv('PROCESSOR_WEBHOOK_RETRY_MAX_MS', 60_000, 86_400_000, 1),
+  };
+}
+
+function integerFromEnv(name: string, fallback: number, maximum: number, minimum = 0): number {
   const text = process.env[name];
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
-  if (!/^\d+$/.test(text) || value > maximum) fail(`${name} must be an integer from 0 to ${maximum}, got '${text}'`);
+  if (!/^\d+$/.test(text) || value < minimum || value > maximum) fail(`${name} must be an integer from ${minimum} to ${maximum}, got '${text}'`);
   return value;
 }
 

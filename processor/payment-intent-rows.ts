@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import { SCHEMA } from './schema.js';
+import type { IntentStatus } from './statuses.js';
 import type { Queryable } from './transaction.js';
+
+export type { IntentStatus } from './statuses.js';
 
 /**
  * The statements on `payment_intents` and `charges`, and the PaymentIntent object shown to clients.
  * Every transition names its allowed starting statuses in its WHERE, so it holds even without the
  * row lock its callers take; zero rows back means the intent was not in one of them.
  */
-export type IntentStatus = 'requires_payment_method' | 'requires_confirmation' | 'requires_action' | 'succeeded' | 'canceled';
-
 export const CONFIRMABLE_STATUSES: readonly IntentStatus[] = ['requires_payment_method', 'requires_confirmation'];
 export const CANCELABLE_STATUSES: readonly IntentStatus[] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
 
@@ -72,19 +73,22 @@ export async function lockIntent(db: Queryable, id: string): Promise<IntentRow |
   return (await db.query(`SELECT * FROM ${INTENTS} WHERE id = $1::text FOR UPDATE`, [id])).rows[0];
 }
 
-/** confirmable → requires_payment_method with the failure; the card is detached, as Stripe does. */
-export async function recordPaymentFailure(db: Queryable, id: string, lastPaymentError: Record<string, string>): Promise<IntentRow> {
-  return transition(db, `status = 'requires_payment_method', payment_method = NULL, last_payment_error = $3::jsonb`, id, CONFIRMABLE_STATUSES, [JSON.stringify(lastPaymentError)]);
+/**
+ * `from` → requires_payment_method with the failure; the card is detached, as Stripe does. `from`:
+ * confirmable (a decline), requires_action (failed authentication) or processing (settled as failed).
+ */
+export async function recordPaymentFailure(db: Queryable, id: string, lastPaymentError: Record<string, string>, from: readonly IntentStatus[]): Promise<IntentRow> {
+  return transition(db, `status = 'requires_payment_method', payment_method = NULL, last_payment_error = $3::jsonb`, id, from, [JSON.stringify(lastPaymentError)]);
 }
 
-/** confirmable → requires_action (the customer must authenticate; nothing charged). */
-export async function recordActionRequired(db: Queryable, id: string, paymentMethod: string): Promise<IntentRow> {
-  return transition(db, `status = 'requires_action', payment_method = $3::text, last_payment_error = NULL`, id, CONFIRMABLE_STATUSES, [paymentMethod]);
+/** confirmable → requires_action or processing: the customer must authenticate, or the bank has not decided; nothing charged. */
+export async function recordAwaiting(db: Queryable, id: string, status: 'requires_action' | 'processing', paymentMethod: string): Promise<IntentRow> {
+  return transition(db, `status = $3::text, payment_method = $4::text, last_payment_error = NULL`, id, CONFIRMABLE_STATUSES, [status, paymentMethod]);
 }
 
-/** confirmable → succeeded, pointing at the charge inserted in the same transaction. */
-export async function recordSuccess(db: Queryable, id: string, paymentMethod: string, chargeId: string): Promise<IntentRow> {
-  return transition(db, `status = 'succeeded', payment_method = $3::text, latest_charge = $4::text, last_payment_error = NULL`, id, CONFIRMABLE_STATUSES, [paymentMethod, chargeId]);
+/** `from` → succeeded, pointing at the charge inserted in the same transaction. */
+export async function recordSuccess(db: Queryable, id: string, paymentMethod: string, chargeId: string, from: readonly IntentStatus[]): Promise<IntentRow> {
+  return transition(db, `status = 'succeeded', payment_method = $3::text, latest_charge = $4::text, last_payment_error = NULL`, id, from, [paymentMethod, chargeId]);
 }
 
 /** cancelable → canceled. */
@@ -93,8 +97,13 @@ export async function recordCancellation(db: Queryable, id: string, reason: stri
 }
 
 /** The one charge of an intent; the unique index on `payment_intent` refuses a second (23505). */
-export async function insertCharge(db: Queryable, chargeId: string, intentId: string, amount: number): Promise<void> {
-  await db.query(`INSERT INTO ${SCHEMA}.charges (id, payment_intent, amount) VALUES ($1::text, $2::text, $3::bigint)`, [chargeId, intentId, amount]);
+export async function insertCharge(db: Queryable, chargeId: string, intentId: string, amount: number, confirmedWith: string): Promise<void> {
+  await db.query(`INSERT INTO ${SCHEMA}.charges (id, payment_intent, amount, confirmed_with) VALUES ($1::text, $2::text, $3::bigint, $4::text)`, [
+    chargeId,
+    intentId,
+    amount,
+    confirmedWith,
+  ]);
 }
 
 async function transition(db: Queryable, assignments: string, id: string, from: readonly IntentStatus[], values: unknown[]): Promise<IntentRow> {

@@ -1,4 +1,6 @@
+import { assertAmountWithinLimits, assertSupportedCurrency } from './amount-limits.js';
 import { type Answer, answer, invalidParameter, type RequestRejection, resourceMissing } from './answers.js';
+import { type EventOrigin, recordIntentEvent } from './events.js';
 import type { FormObject } from './form-body.js';
 import { newId } from './ids.js';
 import { listPage, pageRequestOf } from './pagination.js';
@@ -31,16 +33,17 @@ const CONFIRM_PARAMS = ['payment_method', 'payment_method_data', 'return_url', '
 const CANCEL_PARAMS = ['cancellation_reason', 'expand'];
 const CANCELLATION_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'] as const;
 
-export async function createIntent(db: Queryable, params: FormObject): Promise<Answer> {
+export async function createIntent(db: Queryable, params: FormObject, origin: EventOrigin): Promise<Answer> {
   rejectUnknownParams(params, CREATE_PARAMS);
   const paymentMethod = paymentMethodOf(params);
   if (paymentMethod !== undefined) assertPaymentMethodExists(paymentMethod);
   const confirm = optionalBoolean(params, 'confirm') ?? false;
   const listedTypes = paymentMethodTypesOf(params);
+  const { amount, currency } = amountAndCurrencyOf(params);
   const row = await insertIntent(db, {
     id: newId('pi'),
-    amount: requiredAmount(params, 'amount'),
-    currency: requiredCurrency(params),
+    amount,
+    currency,
     status: paymentMethod === undefined ? 'requires_payment_method' : 'requires_confirmation',
     paymentMethod: paymentMethod ?? null,
     paymentMethodTypes: listedTypes ?? ['card'],
@@ -48,13 +51,13 @@ export async function createIntent(db: Queryable, params: FormObject): Promise<A
     metadata: metadataOf(params),
     description: optionalString(params, 'description') ?? null,
   });
-  return confirm ? confirmLockedIntent(db, row, undefined) : answer(200, intentObject(row));
+  return confirm ? confirmLockedIntent(db, row, undefined, origin) : answer(200, intentObject(row));
 }
 
-export async function confirmIntent(db: Queryable, id: string, params: FormObject): Promise<Answer> {
+export async function confirmIntent(db: Queryable, id: string, params: FormObject, origin: EventOrigin): Promise<Answer> {
   rejectUnknownParams(params, CONFIRM_PARAMS);
   const chosen = paymentMethodOf(params);
-  return confirmLockedIntent(db, await lockedIntent(db, id), chosen);
+  return confirmLockedIntent(db, await lockedIntent(db, id), chosen, origin);
 }
 
 export async function retrieveIntent(db: Queryable, id: string, params: FormObject): Promise<Answer> {
@@ -64,7 +67,7 @@ export async function retrieveIntent(db: Queryable, id: string, params: FormObje
   return answer(200, intentObject(row));
 }
 
-export async function cancelIntent(db: Queryable, id: string, params: FormObject): Promise<Answer> {
+export async function cancelIntent(db: Queryable, id: string, params: FormObject, origin: EventOrigin): Promise<Answer> {
   rejectUnknownParams(params, CANCEL_PARAMS);
   const reason = optionalOneOf(params, 'cancellation_reason', CANCELLATION_REASONS);
   const row = await lockedIntent(db, id);
@@ -74,7 +77,9 @@ export async function cancelIntent(db: Queryable, id: string, params: FormObject
       `You cannot cancel this PaymentIntent because it has a status of ${row.status}. Only a PaymentIntent with one of the following statuses may be canceled: ${CANCELABLE_STATUSES.join(', ')}.`,
     );
   }
-  return answer(200, intentObject(await recordCancellation(db, id, reason ?? null)));
+  const canceled = await recordCancellation(db, id, reason ?? null);
+  await recordIntentEvent(db, origin, canceled);
+  return answer(200, intentObject(canceled));
 }
 
 export async function listIntents(db: Queryable, params: FormObject): Promise<Answer> {
@@ -82,10 +87,18 @@ export async function listIntents(db: Queryable, params: FormObject): Promise<An
   return listPage(db, { table: `${SCHEMA}.payment_intents`, condition: 'TRUE', values: [] }, pageRequestOf(params), '/v1/payment_intents', intentObject);
 }
 
-async function lockedIntent(db: Queryable, id: string): Promise<IntentRow> {
+export async function lockedIntent(db: Queryable, id: string): Promise<IntentRow> {
   const row = await lockIntent(db, id);
   if (!row) throw noSuchIntent(id);
   return row;
+}
+
+function amountAndCurrencyOf(params: FormObject): { amount: number; currency: string } {
+  const amount = requiredAmount(params, 'amount');
+  const currency = requiredCurrency(params);
+  assertSupportedCurrency(currency);
+  assertAmountWithinLimits(amount, currency);
+  return { amount, currency };
 }
 
 /** `payment_method`, or a legacy card token through `payment_method_data[type]=card&payment_method_data[card][token]=…`. */
@@ -123,6 +136,6 @@ function assertPaymentMethodExists(paymentMethod: string): void {
   if (outcomeOfConfirming(paymentMethod).kind === 'unknown_payment_method') throw noSuchPaymentMethod(paymentMethod);
 }
 
-function noSuchIntent(id: string): RequestRejection {
+export function noSuchIntent(id: string): RequestRejection {
   return resourceMissing(404, 'intent', `No such payment_intent: '${id}'`);
 }

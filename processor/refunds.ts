@@ -1,11 +1,12 @@
 import { type Answer, answer, apiErrorAnswer, errorAnswer, resourceMissing } from './answers.js';
+import { type EventOrigin, recordEvent } from './events.js';
 import type { FormObject } from './form-body.js';
 import { newId } from './ids.js';
 import { listPage, pageRequestOf } from './pagination.js';
 import { metadataOf, optionalAmount, optionalOneOf, optionalString, rejectUnknownParams, requiredString } from './params.js';
 import { findIntent } from './payment-intent-rows.js';
 import { addRefundedAmount, findRefund, insertRefund, lockCharge, REFUNDS, refundObject, type RefundRow } from './refund-rows.js';
-import { FAILING_REFUND_AMOUNT } from './test-payment-methods.js';
+import { FAILING_REFUND_AMOUNT, refundStartOf } from './test-payment-methods.js';
 import type { Queryable } from './transaction.js';
 
 /** The Refund endpoints. Each runs inside the transaction that also completes its idempotency key. */
@@ -13,7 +14,7 @@ import type { Queryable } from './transaction.js';
 const CREATE_PARAMS = ['payment_intent', 'amount', 'metadata', 'reason', 'expand'];
 const REFUND_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'] as const;
 
-export async function createRefund(db: Queryable, params: FormObject): Promise<Answer> {
+export async function createRefund(db: Queryable, params: FormObject, origin: EventOrigin): Promise<Answer> {
   rejectUnknownParams(params, CREATE_PARAMS);
   const paymentIntent = requiredString(params, 'payment_intent');
   const requested = optionalAmount(params, 'amount');
@@ -38,8 +39,11 @@ export async function createRefund(db: Queryable, params: FormObject): Promise<A
     });
   }
   if (amount === FAILING_REFUND_AMOUNT) return apiErrorAnswer('The processor failed to refund this charge; nothing was refunded.');
+  // A pending refund holds its amount too: what is left to refund never counts on it failing.
   await addRefundedAmount(db, charge.id, amount);
-  const row = await insertRefund(db, { id: newId('re'), paymentIntent, charge: charge.id, amount, currency: intent.currency, metadata, reason });
+  const status = refundStartOf(charge.confirmedWith) === 'pending' ? 'pending' : 'succeeded';
+  const row = await insertRefund(db, { id: newId('re'), paymentIntent, charge: charge.id, amount, currency: intent.currency, status, metadata, reason });
+  await recordEvent(db, origin, 'refund.created', refundObject(row));
   return answer(200, refundObject(row));
 }
 

@@ -1,13 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Answer } from './answers.js';
+import type { EventOrigin } from './events.js';
+import { listEvents, retrieveEvent } from './events-api.js';
 import type { Operation } from './faults.js';
 import { type FormObject, parseForm } from './form-body.js';
 import { type Delivery, execute, type ExecutionContext } from './idempotent-execution.js';
 import { cancelIntent, confirmIntent, createIntent, listIntents, retrieveIntent } from './payment-intents.js';
 import { createRefund, listRefunds, retrieveRefund } from './refunds.js';
+import { authenticateIntent, settleIntent } from './test-helper-intents.js';
+import { settleRefund } from './test-helper-refunds.js';
 import type { Queryable } from './transaction.js';
 
-type Endpoint = (db: Queryable, params: FormObject, id: string) => Promise<Answer>;
+type Endpoint = (db: Queryable, params: FormObject, id: string, origin: EventOrigin) => Promise<Answer>;
 type Request = FastifyRequest<{ Params: { id?: string } }>;
 
 /** The subset of Stripe's v1 API the local processor speaks, form-encoded as the SDK sends it. */
@@ -32,20 +36,26 @@ export async function registerStripeRoutes(app: FastifyInstance, context: Execut
         const delivery = await execute(
           context,
           { operation, method, path: pathOf(request.url), params, idempotencyKey, movesMoney: movesMoney(params) },
-          (db) => endpoint(db, params, request.params.id ?? ''),
+          (db) => endpoint(db, params, request.params.id ?? '', { idempotencyKey: idempotencyKey ?? null }),
         );
         return deliver(request, reply, delivery, idempotencyKey);
       },
     });
 
-  route('POST', '/v1/payment_intents', 'create_intent', (db, params) => createIntent(db, params), (params) => params.confirm === 'true');
+  route('POST', '/v1/payment_intents', 'create_intent', (db, params, _id, origin) => createIntent(db, params, origin), (params) => params.confirm === 'true');
   route('GET', '/v1/payment_intents', 'list_intents', (db, params) => listIntents(db, params));
   route('GET', '/v1/payment_intents/:id', 'retrieve_intent', (db, params, id) => retrieveIntent(db, id, params));
-  route('POST', '/v1/payment_intents/:id/confirm', 'confirm_intent', (db, params, id) => confirmIntent(db, id, params), () => true);
-  route('POST', '/v1/payment_intents/:id/cancel', 'cancel_intent', (db, params, id) => cancelIntent(db, id, params));
-  route('POST', '/v1/refunds', 'create_refund', (db, params) => createRefund(db, params), () => true);
+  route('POST', '/v1/payment_intents/:id/confirm', 'confirm_intent', (db, params, id, origin) => confirmIntent(db, id, params, origin), () => true);
+  route('POST', '/v1/payment_intents/:id/cancel', 'cancel_intent', (db, params, id, origin) => cancelIntent(db, id, params, origin));
+  route('POST', '/v1/refunds', 'create_refund', (db, params, _id, origin) => createRefund(db, params, origin), () => true);
   route('GET', '/v1/refunds', 'list_refunds', (db, params) => listRefunds(db, params));
   route('GET', '/v1/refunds/:id', 'retrieve_refund', (db, params, id) => retrieveRefund(db, id, params));
+  route('GET', '/v1/events', 'list_events', (db, params) => listEvents(db, params));
+  route('GET', '/v1/events/:id', 'retrieve_event', (db, params, id) => retrieveEvent(db, id, params));
+  // Local-only: what the customer's bank does away from the API (see test-helper-*.ts).
+  route('POST', '/v1/test_helpers/payment_intents/:id/authenticate', 'authenticate_intent', (db, params, id, origin) => authenticateIntent(db, id, params, origin));
+  route('POST', '/v1/test_helpers/payment_intents/:id/settle', 'settle_intent', (db, params, id, origin) => settleIntent(db, id, params, origin));
+  route('POST', '/v1/test_helpers/refunds/:id/settle', 'settle_refund', (db, params, id, origin) => settleRefund(db, id, params, origin));
 }
 
 function deliver(request: Request, reply: FastifyReply, delivery: Delivery, idempotencyKey: string | undefined): FastifyReply {

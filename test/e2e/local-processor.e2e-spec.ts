@@ -150,8 +150,8 @@ describe('local processor: payment intents through the stripe SDK', () => {
     const otherPath = await rejectionOf(stripe.paymentIntents.cancel(intent.id, {}, { idempotencyKey: key }));
     expect(otherPath).toMatchObject({ type: 'StripeIdempotencyError' });
     // Parameter order does not matter: the same parameters in another order replay.
-    const created = await stripe.paymentIntents.create({ amount: 5, currency: 'eur', metadata: { a: '1', b: '2' } }, { idempotencyKey: `${key}-create` });
-    const sameInOtherOrder = await stripe.paymentIntents.create({ metadata: { b: '2', a: '1' }, currency: 'eur', amount: 5 }, { idempotencyKey: `${key}-create` });
+    const created = await stripe.paymentIntents.create({ amount: 500, currency: 'eur', metadata: { a: '1', b: '2' } }, { idempotencyKey: `${key}-create` });
+    const sameInOtherOrder = await stripe.paymentIntents.create({ metadata: { b: '2', a: '1' }, currency: 'eur', amount: 500 }, { idempotencyKey: `${key}-create` });
     expect(sameInOtherOrder.id).toBe(created.id);
     expect(sameInOtherOrder.lastResponse.headers['idempotent-replayed']).toBe('true');
   });

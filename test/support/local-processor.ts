@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import http, { type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type pg from 'pg';
 import Stripe from 'stripe';
@@ -18,7 +20,20 @@ export function stripeAt(url: string, config: Partial<Stripe.StripeConfig> = {})
 }
 
 export type FaultSpec = {
-  operation: 'create_intent' | 'confirm_intent' | 'retrieve_intent' | 'cancel_intent' | 'list_intents' | 'create_refund' | 'retrieve_refund' | 'list_refunds';
+  operation:
+    | 'create_intent'
+    | 'confirm_intent'
+    | 'retrieve_intent'
+    | 'cancel_intent'
+    | 'list_intents'
+    | 'create_refund'
+    | 'retrieve_refund'
+    | 'list_refunds'
+    | 'retrieve_event'
+    | 'list_events'
+    | 'authenticate_intent'
+    | 'settle_intent'
+    | 'settle_refund';
   fault: 'drop_after' | 'error_after' | 'error_before' | 'latency';
   times?: number;
   latencyMs?: number;
@@ -110,4 +125,76 @@ export async function startProcessorProcess(databaseUrl: string, env: Record<str
 /** Runs the standalone processor with `env` until it exits, for start-up failures. */
 export function runProcessorToExit(env: Record<string, string>): Promise<ScriptResult> {
   return runNodeScript(MAIN, [], env);
+}
+
+/** A local-only test helper route of the processor, through the SDK's raw request (form-encoded, authenticated). */
+export async function testHelper<T = Record<string, unknown>>(stripe: Stripe, path: string, params: Record<string, string>, idempotencyKey?: string): Promise<T> {
+  return stripe.rawRequest('POST', `/v1/test_helpers/${path}`, params, idempotencyKey ? { idempotencyKey } : {}) as Promise<T>;
+}
+
+export type WebhookFaultSpec = { fault: 'drop' | 'duplicate' | 'reorder' | 'delay'; type?: string; times?: number; delayMs?: number };
+
+export async function addWebhookFault(url: string, fault: WebhookFaultSpec): Promise<void> {
+  const response = await fetch(`${url}/_faults/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fault) });
+  if (response.status !== 201) throw new Error(`adding a webhook fault answered ${response.status}: ${await response.text()}`);
+}
+
+export type WebhookDelivery = { event_id: string; type: string; attempts: number; delivered_at: string | null; last_status: number | null };
+
+export async function webhookDeliveries(url: string): Promise<WebhookDelivery[]> {
+  return (await fetch(`${url}/_faults/webhook-deliveries`)).json() as Promise<WebhookDelivery[]>;
+}
+
+export interface ReceivedWebhook {
+  readonly body: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly eventId: string;
+  readonly type: string;
+}
+
+/**
+ * A real HTTP endpoint on 127.0.0.1 standing for the service's webhook route: keeps every POST's raw
+ * body and headers, and answers 200 unless told otherwise (`answerNextAbout`).
+ */
+export class WebhookReceiver {
+  readonly received: ReceivedWebhook[] = [];
+  private readonly statuses = new Map<string, number[]>();
+  private constructor(private readonly server: http.Server) {}
+
+  static async start(answerDelayMs = 0): Promise<WebhookReceiver> {
+    const receiver: WebhookReceiver = new WebhookReceiver(
+      http.createServer((request, response) => {
+        let body = '';
+        request.setEncoding('utf8');
+        request.on('data', (chunk: string) => (body += chunk));
+        request.on('end', () => {
+          const event = JSON.parse(body) as { id: string; type: string; data: { object: { id: string } } };
+          receiver.received.push({ body, headers: request.headers, eventId: event.id, type: event.type });
+          const status = receiver.statuses.get(event.data.object.id)?.shift() ?? 200;
+          setTimeout(() => response.writeHead(status, { 'content-type': 'application/json' }).end('{}'), answerDelayMs);
+        });
+      }),
+    );
+    receiver.server.listen(0, '127.0.0.1');
+    await once(receiver.server, 'listening');
+    return receiver;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/webhooks/stripe`;
+  }
+
+  /** The next POSTs of events about this object (`pi_…`, `re_…`) are answered with these statuses, in order. */
+  answerNextAbout(objectId: string, ...statuses: number[]): void {
+    this.statuses.set(objectId, [...(this.statuses.get(objectId) ?? []), ...statuses]);
+  }
+
+  of(eventId: string): ReceivedWebhook[] {
+    return this.received.filter((webhook) => webhook.eventId === eventId);
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
 }
