@@ -14,6 +14,7 @@ import { CreateWebhookEndpoints1764700018000 } from './1764700018000-create-webh
 import { CreateWebhookDeliveries1764700019000 } from './1764700019000-create-webhook-deliveries.js';
 import { InstallPgBoss1764700020000 } from './1764700020000-install-pg-boss.js';
 import { PagosAutenticacion1764700021000 } from './1764700021000-pagos-autenticacion.js';
+import { ReembolsosGatewayRefundId1764700023000 } from './1764700023000-reembolsos-gateway-refund-id.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   CreateWebhookDeliveries1764700019000,
   InstallPgBoss1764700020000,
   PagosAutenticacion1764700021000,
+  ReembolsosGatewayRefundId1764700023000,
 ];
