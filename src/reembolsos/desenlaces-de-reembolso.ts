@@ -6,7 +6,7 @@ import type { Reembolso } from './reembolso.entity.js';
 import { eventoDeReembolso } from './reembolso-eventos.js';
 import { type ReembolsoRow, toReembolso } from './reembolso-row.js';
 import { APROBAR_REEMBOLSO } from './reembolsos.sql.js';
-import { FALLAR_REEMBOLSO_EN_PROCESADOR } from './reembolsos-procesador.sql.js';
+import { BLOQUEAR_REEMBOLSO, FALLAR_REEMBOLSO_EN_PROCESADOR } from './reembolsos-procesador.sql.js';
 
 /**
  * A refund's state from what the processor says of it now (retrieved, never an event's copy):
@@ -19,12 +19,12 @@ import { FALLAR_REEMBOLSO_EN_PROCESADOR } from './reembolsos-procesador.sql.js';
 export class DesenlacesDeReembolso {
   constructor(private readonly outbox: Outbox) {}
 
-  /** Writes on `db` (a transaction); the refund as decided, or undefined when nothing changed. */
+  /** Writes on `db`, which must be a transaction (a failure holds the refund's row lock to its end); the refund as decided, or undefined. */
   async decidir(db: Queryable, reembolso: Reembolso, refund: Refund): Promise<Reembolso | undefined> {
     if (refund.status === 'pending') return undefined;
-    const [statement, params] =
-      refund.status === 'succeeded' ? [APROBAR_REEMBOLSO, [reembolso.id, refund.id]] : [FALLAR_REEMBOLSO_EN_PROCESADOR, [reembolso.id, refund.id]];
-    const [row] = await queryRows<ReembolsoRow>(db, statement, params);
+    const statement = refund.status === 'succeeded' ? APROBAR_REEMBOLSO : FALLAR_REEMBOLSO_EN_PROCESADOR;
+    if (statement === FALLAR_REEMBOLSO_EN_PROCESADOR) await queryRows(db, BLOQUEAR_REEMBOLSO, [reembolso.id]);
+    const [row] = await queryRows<ReembolsoRow>(db, statement, [reembolso.id, refund.id]);
     if (!row) return undefined;
     const decidido = toReembolso(row);
     await this.outbox.record(db, eventoDeReembolso(decidido));
