@@ -15,6 +15,7 @@ import { CreateWebhookDeliveries1764700019000 } from './1764700019000-create-web
 import { InstallPgBoss1764700020000 } from './1764700020000-install-pg-boss.js';
 import { PagosAutenticacion1764700021000 } from './1764700021000-pagos-autenticacion.js';
 import { NotifyPagoDecidido1764700022000 } from './1764700022000-notify-pago-decidido.js';
+import { ReembolsosGatewayRefundId1764700023000 } from './1764700023000-reembolsos-gateway-refund-id.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   InstallPgBoss1764700020000,
   PagosAutenticacion1764700021000,
   NotifyPagoDecidido1764700022000,
+  ReembolsosGatewayRefundId1764700023000,
 ];

@@ -42,8 +42,16 @@ export interface ConfirmIntentRequest {
   readonly paymentToken: string;
 }
 
+/**
+ * Where a refund stands at the processor. `pending`: not decided yet (the bank answers later);
+ * `succeeded`: money given back, though it may still fail later (an asynchronous refund failure);
+ * `failed` / `canceled`: nothing given back, final.
+ */
+export type RefundStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
+
 export interface Refund {
   readonly id: string;
+  readonly status: RefundStatus;
   readonly intentId: string;
   readonly amount: number;
   readonly metadata: Readonly<Record<string, string>>;
@@ -79,6 +87,8 @@ export interface PaymentGateway {
   refund(request: RefundRequest): Promise<Refund>;
   /** Every refund of the intent: how an indeterminate refund is settled (by its metadata). */
   listRefunds(intentId: string): Promise<Refund[]>;
+  /** The refund as it is now (a pending one that settled, a succeeded one that failed later). */
+  retrieveRefund(refundId: string): Promise<Refund>;
 }
 
 /**

@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import {
   AmountRefusedError, type ConfirmIntentRequest, type CreateIntentRequest, type DeclineReason, GatewayIndeterminateError, type IntentState, type IntentStatus, type PaymentGateway,
-  type Refund, RefundRefusedError, type RefundRequest,
+  type Refund, RefundRefusedError, type RefundRequest, type RefundStatus,
 } from './payment-gateway.js';
 
 export interface StripeConnection {
@@ -26,7 +26,7 @@ const AMOUNT_PARAMS = new Set(['amount', 'currency']);
 
 /**
  * The payment gateway on Stripe's PaymentIntents and Refunds, through the official SDK. It uses only
- * create, confirm, retrieve and cancel of intents and create and list of refunds, so Stripe itself
+ * create, confirm, retrieve and cancel of intents and create, list and retrieve of refunds, so Stripe itself
  * and any Stripe-compatible server work. Every write carries the caller's idempotency key.
  */
 export class StripePaymentGateway implements PaymentGateway {
@@ -111,6 +111,10 @@ export class StripePaymentGateway implements PaymentGateway {
     });
   }
 
+  async retrieveRefund(refundId: string): Promise<Refund> {
+    return refundOf(await this.call(() => this.stripe.refunds.retrieve(refundId)));
+  }
+
   /** Like `call`; a refusal of the amount or currency becomes {@link AmountRefusedError}. */
   private async callRefusingAmounts<T>(request: () => Promise<T>): Promise<T> {
     try {
@@ -191,7 +195,18 @@ function statusOf(intent: Stripe.PaymentIntent): IntentStatus {
 
 function refundOf(refund: Stripe.Refund): Refund {
   const intent = refund.payment_intent;
-  return { id: refund.id, intentId: typeof intent === 'string' ? intent : (intent?.id ?? ''), amount: refund.amount, metadata: refund.metadata ?? {} };
+  return {
+    id: refund.id,
+    status: refundStatusOf(refund.status),
+    intentId: typeof intent === 'string' ? intent : (intent?.id ?? ''),
+    amount: refund.amount,
+    metadata: refund.metadata ?? {},
+  };
+}
+
+/** Stripe's `requires_action` (the customer must give bank details) is not decided yet either: pending. */
+function refundStatusOf(status: string | null): RefundStatus {
+  return status === 'succeeded' || status === 'failed' || status === 'canceled' ? status : 'pending';
 }
 
 /**

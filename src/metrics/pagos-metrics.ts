@@ -11,7 +11,7 @@ export class PagosMetrics {
   constructor(registry: Registry, events: PagosEvents, reconciler: PagosReconciler) {
     const reconciled = new Counter({
       name: 'pagos_reconciled_total',
-      help: `Abandoned payments the reconciler handled, by result (${RECONCILE_RESULTS.join(', ')})`,
+      help: `Abandoned payments the reconciler handled, by result (${RECONCILE_RESULTS.join(', ')}); skipped and unreachable count refunds too`,
       labelNames: ['result'] as const,
       registers: [registry],
     });

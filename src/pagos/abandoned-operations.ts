@@ -42,6 +42,11 @@ export interface AbandonedOperationKind<Item, Found> {
    * confirm is canceled); throws when it can't be reached (nothing is written then).
    */
   ask(item: Item): Promise<Found | typeof UNDECIDED>;
+  /**
+   * True when the operation's key already holds the client's answer (a 202: the outcome comes later):
+   * no claim is taken, the key keeps that answer, and the conditional writes alone decide. Default false.
+   */
+  keyAnswered?(item: Item): boolean;
   /** Writes the final state on `db` if the row is still PENDIENTE at `version`; undefined when another writer came first. */
   write(db: Queryable, pending: PendingOperation<Item>, version: string, found: Found): Promise<Settlement | undefined>;
   /** Reports a settlement (metrics). */
@@ -85,7 +90,7 @@ export class AbandonedOperations {
   async settle<Item, Found>(kind: AbandonedOperationKind<Item, Found>, pending: PendingOperation<Item>): Promise<Attempt> {
     const [reserved] = await queryRows<{ version: string }>(this.pool, reservarPendiente(kind.tabla), [pending.id, pending.version]);
     if (!reserved) return 'lost';
-    const operation = await this.idempotency.takeOverStaleOperation(pending.operationId);
+    const operation = kind.keyAnswered?.(pending.item) ? ({ kind: 'unclaimed' } as const) : await this.idempotency.takeOverStaleOperation(pending.operationId);
     if (operation.kind === 'held') {
       await this.leaveAsFound(kind, pending, reserved.version);
       return 'held';

@@ -14,11 +14,18 @@ export function requestRefund(gateway: PaymentGateway, reembolso: Reembolso): Pr
   });
 }
 
+/** Pending or succeeded: money given back, or on its way. A failed or canceled refund gave nothing back. */
+export function isLive(refund: Refund): boolean {
+  return refund.status === 'pending' || refund.status === 'succeeded';
+}
+
 /**
- * The refund the processor made for this operation under any of its keys, if any: listed from the
- * intent's refunds. How an indeterminate refund is settled, and what every new key is checked against.
+ * The live refund the processor made for this operation under any of its keys, if any: listed from
+ * the intent's refunds. How an indeterminate refund is settled, and what every new key is checked
+ * against. A failed one counts as none: an earlier attempt's failure must not decide a later attempt
+ * (its key moved on), and when it is this attempt's, the refund gave nothing back all the same.
  */
 export async function refundMadeFor(gateway: PaymentGateway, reembolso: Reembolso): Promise<Refund | undefined> {
   const refunds = await gateway.listRefunds(reembolso.gatewayChargeId);
-  return refunds.find((refund) => refund.metadata[OPERATION_METADATA] === reembolso.operationId);
+  return refunds.find((refund) => refund.metadata[OPERATION_METADATA] === reembolso.operationId && isLive(refund));
 }

@@ -8,10 +8,15 @@ export function reembolsoLocation(reembolso: Pick<Reembolso, 'id' | 'pagoId'>): 
   return `/pagos/${reembolso.pagoId}/reembolsos/${reembolso.id}`;
 }
 
+/** What `POST /pagos/{id}/reembolsos` answers with: 202 while the processor decides (PENDIENTE), 201 once approved. */
+export function statusOfAnswer(reembolso: Pick<Reembolso, 'estado'>): HttpStatus {
+  return reembolso.estado === 'PENDIENTE' ? HttpStatus.ACCEPTED : HttpStatus.CREATED;
+}
+
 /**
  * What `POST /pagos/{id}/reembolsos` answers for an approved refund, byte for byte as the route
  * stores it: for the reconciler, which completes an abandoned operation's key on the route's behalf.
  */
 export function storedAnswerOf(reembolso: Reembolso): StoredResponse {
-  return storedJson(HttpStatus.CREATED, toReembolsoResponse(reembolso), { location: reembolsoLocation(reembolso) });
+  return storedJson(statusOfAnswer(reembolso), toReembolsoResponse(reembolso), { location: reembolsoLocation(reembolso) });
 }

@@ -1,6 +1,9 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** Mirrors the CHECK on `reembolsos.estado`. PENDIENTE: being refunded; FALLIDO: the processor failed, nothing refunded. */
+/**
+ * Mirrors the CHECK on `reembolsos.estado`. PENDIENTE: being refunded (or pending at the processor);
+ * FALLIDO: nothing refunded (refused, failed, or failed after APROBADO). FALLIDO is reached from either.
+ */
 export const ESTADOS_REEMBOLSO = ['PENDIENTE', 'APROBADO', 'FALLIDO'] as const;
 export type EstadoReembolso = (typeof ESTADOS_REEMBOLSO)[number];
 

@@ -7,7 +7,7 @@ import { PagoNoEncontradoError } from '../pagos/pagos.errors.js';
 import { RateLimited } from '../rate-limit/rate-limited.decorator.js';
 import { CrearReembolsoDto } from './dto/crear-reembolso.dto.js';
 import { type ReembolsoResponse, toReembolsoResponse } from './dto/reembolso.response.js';
-import { reembolsoLocation } from './reembolso-answers.js';
+import { reembolsoLocation, statusOfAnswer } from './reembolso-answers.js';
 import { ReembolsoNoEncontradoError } from './reembolsos.errors.js';
 import { ApiCrearReembolso, ApiListarReembolsos, ApiReembolsoPorId, ApiReembolsos } from './reembolsos.openapi.js';
 import { ReembolsosService } from './reembolsos.service.js';
@@ -37,7 +37,7 @@ export class ReembolsosController {
     @Res({ passthrough: true }) response: FastifyReply,
   ): Promise<ReembolsoResponse> {
     const reembolso = await this.reembolsos.crear({ ...dto, pagoId, clientId, operationId }, commit);
-    response.header('Location', reembolsoLocation(reembolso));
+    response.status(statusOfAnswer(reembolso)).header('Location', reembolsoLocation(reembolso));
     return toReembolsoResponse(reembolso);
   }
 

@@ -57,13 +57,3 @@ export class ReembolsoNoEncontradoError extends ProblemException {
     super({ slug: 'reembolso-no-encontrado', title: 'Refund not found', status: HttpStatus.NOT_FOUND }, 'No refund of yours has this id on this payment.');
   }
 }
-
-/** Same type as the payment route's: the processor failed; here it refunded nothing. Not stored: the key is released. */
-export class PasarelaNoDisponibleParaReembolsoError extends ProblemException {
-  constructor() {
-    super(
-      { slug: 'pasarela-no-disponible', title: 'Payment processor unavailable', status: HttpStatus.BAD_GATEWAY },
-      'The payment processor failed and refunded nothing. Retry with the same Idempotency-Key.',
-    );
-  }
-}

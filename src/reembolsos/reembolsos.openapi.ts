@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { UnauthenticatedError } from '../auth/auth.errors.js';
 import { ApiProblems } from '../http/api-problems.decorator.js';
 import { ValidationFailedMembers } from '../http/problem-document.schema.js';
@@ -11,9 +11,7 @@ import { ESTADOS_PAGO } from '../pagos/pago.entity.js';
 import { PagoNoEncontradoError, ProcesadorSinRespuestaError } from '../pagos/pagos.errors.js';
 import { RateLimitedError } from '../rate-limit/rate-limit.errors.js';
 import { ReembolsoResponse } from './dto/reembolso.response.js';
-import {
-  PagoNoReembolsableError, PasarelaNoDisponibleParaReembolsoError, ReembolsoExcedePagoError, ReembolsoNoEncontradoError, ReembolsoRechazadoError,
-} from './reembolsos.errors.js';
+import { PagoNoReembolsableError, ReembolsoExcedePagoError, ReembolsoNoEncontradoError, ReembolsoRechazadoError } from './reembolsos.errors.js';
 
 // Example values only: every problem below is rendered from the real error class.
 const PAGO_ID = '0b6c5f0e-6a54-4f1e-9a3b-3b8f5c0f2d11';
@@ -33,6 +31,10 @@ class PagoNoReembolsableMembers {
   @ApiProperty({ enum: ESTADOS_PAGO, description: 'The payment\'s state; PENDIENTE comes with Retry-After and is not stored.', example: 'RECHAZADO' })
   readonly estadoPago!: string;
 }
+
+const LOCATION_HEADER = {
+  Location: { description: 'The refund: `/pagos/{pagoId}/reembolsos/{id}`.', schema: { type: 'string', example: `/pagos/${PAGO_ID}/reembolsos/${REEMBOLSO_ID}` } },
+};
 
 const pagoParam = ApiParam({ name: 'pagoId', format: 'uuid', description: "The payment. Someone else's, unknown and malformed ids are all 404." });
 
@@ -54,19 +56,23 @@ export function ApiCrearReembolso(): MethodDecorator {
       description:
         'Gives `monto` back once, however often the request is retried with the same `Idempotency-Key`, path ' +
         'and body: a retry gets the stored answer (`Idempotent-Replayed: true`). The refunds of a payment never ' +
-        'add up to more than it charged, however many arrive at once.',
+        'add up to more than it charged, however many arrive at once. A refund the processor has not decided yet is ' +
+        'answered `202` (`PENDIENTE`); its outcome arrives by Stripe\'s webhook or the reconciler (`reembolso.aprobado` or ' +
+        '`reembolso.fallido`). An approved refund may still fail later (the bank returns it): it becomes `FALLIDO`, its ' +
+        'amount can be refunded again, and `reembolso.fallido` announces it.',
     }),
-    ApiCreatedResponse({
+    ApiCreatedResponse({ type: ReembolsoResponse, description: 'Refunded (`estado: APROBADO`).', headers: LOCATION_HEADER }),
+    ApiAcceptedResponse({
       type: ReembolsoResponse,
-      description: 'Refunded (`estado: APROBADO`).',
-      headers: {
-        Location: { description: 'The new refund: `/pagos/{pagoId}/reembolsos/{id}`.', schema: { type: 'string', example: `/pagos/${PAGO_ID}/reembolsos/${REEMBOLSO_ID}` } },
-      },
+      description:
+        'Accepted, not decided yet (`estado: PENDIENTE`): the processor answers later. Read the outcome with ' +
+        '`GET /pagos/{pagoId}/reembolsos/{id}` or wait for `reembolso.aprobado` / `reembolso.fallido`. Stored under the key like ' +
+        'any answer: a retry replays it. Its amount counts against the payment until it fails.',
+      headers: LOCATION_HEADER,
     }),
     ApiProblems([new RequestValidationError(['monto must be an integer amount in minor units (e.g. 500 for 5.00)'])], ValidationFailedMembers),
     ApiProblems([
       ...BODY_PROBLEMS,
-      new PasarelaNoDisponibleParaReembolsoError(),
       new RateLimitedError(30),
       // A route-level status replaces the controller's: every 500 and 503 of this route is listed here,
       // so that the headers of idempotent answers are documented on them too.
@@ -77,6 +83,7 @@ export function ApiCrearReembolso(): MethodDecorator {
     ]),
     // The payment is checked once the key is claimed: its 404 is stored like the route's other final answers.
     ApiStoredProblems([new PagoNoEncontradoError()]),
+    // Refused, or answered failed or canceled at once: nothing refunded, the amount back on the payment.
     ApiStoredProblems([new ReembolsoRechazadoError(PAGO_ID, 'Charge ch_3Q has already been refunded.')]),
     ApiStoredProblems([new ReembolsoExcedePagoError(PAGO_ID, 1500, 1000)], ReembolsoExcedePagoMembers),
     ApiStoredProblems([new PagoNoReembolsableError(PAGO_ID, 'RECHAZADO')], PagoNoReembolsableMembers),

@@ -10,17 +10,15 @@ import { GatewayIndeterminateError, PAYMENT_GATEWAY, type PaymentGateway, type R
 import type { EstadoPago } from '../pagos/pago.entity.js';
 import { PagoNoEncontradoError, ProcesadorSinRespuestaError } from '../pagos/pagos.errors.js';
 import type { CrearReembolsoDto } from './dto/crear-reembolso.dto.js';
-import { refundMadeFor, requestRefund } from './processor-refunds.js';
+import { isLive, refundMadeFor, requestRefund } from './processor-refunds.js';
 import type { Reembolso } from './reembolso.entity.js';
 import { eventoDeReembolso } from './reembolso-eventos.js';
 import { type ReembolsoRow, toReembolso } from './reembolso-row.js';
-import {
-  PagoNoReembolsableError, PasarelaNoDisponibleParaReembolsoError, ReembolsoExcedePagoError, ReembolsoRechazadoError,
-} from './reembolsos.errors.js';
+import { PagoNoReembolsableError, ReembolsoExcedePagoError, ReembolsoRechazadoError } from './reembolsos.errors.js';
 import { ReembolsosEvents } from './reembolsos.events.js';
 import {
   APROBAR_REEMBOLSO, FALLAR_REEMBOLSO, REANUDAR_REEMBOLSO_FALLIDO, REANUDAR_REEMBOLSO_PENDIENTE, REEMBOLSABLE_DE_PAGO, REEMBOLSO_DE_PAGO,
-  REEMBOLSO_POR_OPERACION, REEMBOLSOS_DE_PAGO, RESERVAR_REEMBOLSO,
+  REEMBOLSO_POR_OPERACION, REEMBOLSOS_DE_PAGO, REGISTRAR_REEMBOLSO_EN_CURSO, RESERVAR_REEMBOLSO,
 } from './reembolsos.sql.js';
 
 export interface CrearReembolsoCommand extends CrearReembolsoDto {
@@ -51,7 +49,9 @@ export class ReembolsosService {
 
   /**
    * Refunds (part of) a payment once per operation. Safe to call again for the same operation at any
-   * point (after a crash, a takeover, a failed refund): it resumes instead of refunding twice.
+   * point (after a crash, a takeover, a failed refund): it resumes instead of refunding twice. The
+   * refund comes back APROBADO, or PENDIENTE when the processor has not decided yet (its webhook or
+   * the reconciler settles it later).
    */
   async crear(command: CrearReembolsoCommand, commit?: DeferredCommit): Promise<Reembolso> {
     const operationId = command.operationId ?? randomUUID();
@@ -59,9 +59,12 @@ export class ReembolsosService {
     if (reembolso.estado !== 'PENDIENTE') return reembolso;
     const refund = await this.reembolsar(reembolso, !nuevo);
     // Joins `commit` when given: the idempotency layer stores its answer in this same transaction.
-    const aprobado = await this.transactions.runJoinable((db) => this.cerrar(db, reembolso, APROBAR_REEMBOLSO, [reembolso.id, refund.id]), commit);
-    if (aprobado.estado === 'APROBADO') this.events.refund('approved');
-    return aprobado;
+    const registrado = await this.transactions.runJoinable((db) => this.registrar(db, reembolso, refund), commit);
+    if (registrado.estado === 'APROBADO') this.events.refund('approved');
+    if (registrado.estado === 'PENDIENTE') this.events.refund('pending');
+    // The processor failed it after accepting it, and its webhook was written first: as a refusal.
+    if (registrado.estado === 'FALLIDO') throw new ReembolsoRechazadoError(reembolso.pagoId, `refund ${refund.id} failed`);
+    return registrado;
   }
 
   /** The payment's refunds, or undefined when no payment of this client has that id. */
@@ -128,21 +131,37 @@ export class ReembolsosService {
   /**
    * Refunds once, with only what the processor offers: a resumed operation first looks for its refund
    * among the intent's refunds (a previous attempt may have made it); a lost answer is resent under
-   * the same key; a 5xx (kept under the key) is settled by that same look.
+   * the same key. A 5xx is indeterminate (Stripe's rule: the processor keeps it under the key, and it
+   * may have refunded): settled by that same look, and when nothing is found the refund stays
+   * PENDIENTE under the same key (503; the retry resends it). Only the reconciler, after the lock
+   * timeout, takes "not found" for "never made". A refund answered `failed` or `canceled` at once
+   * refunded nothing: as a refusal. Returns a live refund (pending or succeeded).
    */
   private async reembolsar(reembolso: Reembolso, resumed: boolean): Promise<Refund> {
     const previous = resumed ? await this.ask(() => refundMadeFor(this.gateway, reembolso)) : undefined;
     if (previous) return previous;
+    let refund: Refund;
     try {
-      return await requestRefund(this.gateway, reembolso);
+      refund = await requestRefund(this.gateway, reembolso);
     } catch (error) {
       if (error instanceof RefundRefusedError) return this.fallar(reembolso, new ReembolsoRechazadoError(reembolso.pagoId, error.message));
       // No answer, or one still being worked on: it may yet refund; the retry or the reconciler looks first.
       if (!(error instanceof GatewayIndeterminateError && error.replaysFailure)) throw this.unknownOutcome(error);
       const made = await this.ask(() => refundMadeFor(this.gateway, reembolso));
       if (made) return made;
-      return this.fallar(reembolso, new PasarelaNoDisponibleParaReembolsoError());
+      throw new ProcesadorSinRespuestaError('refund');
     }
+    if (isLive(refund)) return refund;
+    return this.fallar(reembolso, new ReembolsoRechazadoError(reembolso.pagoId, `the refund is ${refund.status}`));
+  }
+
+  /**
+   * What the processor said, written: succeeded → APROBADO (with its event), pending → PENDIENTE with
+   * the processor's refund id. When a webhook or the reconciler decided first, its state stands.
+   */
+  private registrar(db: Queryable, reembolso: Reembolso, refund: Refund): Promise<Reembolso> {
+    if (refund.status === 'pending') return this.cerrar(db, reembolso, REGISTRAR_REEMBOLSO_EN_CURSO, [reembolso.id, refund.id]);
+    return this.cerrar(db, reembolso, APROBAR_REEMBOLSO, [reembolso.id, refund.id]);
   }
 
   /** The processor refunded nothing: the amount goes back to the payment, and the answer is `problem`. */
@@ -165,12 +184,15 @@ export class ReembolsosService {
     return error instanceof GatewayIndeterminateError ? new ProcesadorSinRespuestaError('refund') : error;
   }
 
-  /** One settling statement and its event (on a transaction); when another attempt settled it first, its outcome stands. */
+  /**
+   * One statement that settles or records the refund, and the event of a settlement (on a
+   * transaction); when another attempt, a webhook or the reconciler came first, its outcome stands.
+   */
   private async cerrar(db: Queryable, reembolso: Reembolso, statement: string, params: unknown[]): Promise<Reembolso> {
     const [row] = await queryRows<ReembolsoRow>(db, statement, params);
     if (row) {
       const cerrado = toReembolso(row);
-      await this.outbox.record(db, eventoDeReembolso(cerrado));
+      if (cerrado.estado !== 'PENDIENTE') await this.outbox.record(db, eventoDeReembolso(cerrado));
       return cerrado;
     }
     const [actual] = await queryRows<ReembolsoRow>(db, REEMBOLSO_POR_OPERACION, [reembolso.operationId]);

@@ -1,5 +1,6 @@
 /**
- * Statements of the refund lifecycle: PENDIENTE → APROBADO | FALLIDO (FALLIDO → PENDIENTE on retry).
+ * Statements of the refund lifecycle: PENDIENTE → APROBADO | FALLIDO (FALLIDO → PENDIENTE on retry;
+ * APROBADO → FALLIDO when the processor fails a refund later, see reembolsos-procesador.sql.ts).
  * The sum rule: `pagos.monto_reservado_reembolsos` holds what PENDIENTE and APROBADO refunds take of
  * the payment; every statement that moves a refund into or out of those states moves the counter in
  * the same statement, and a CHECK keeps it within `monto` (migration 1764700004000). The reconciler
@@ -44,14 +45,14 @@ export const REANUDAR_REEMBOLSO_PENDIENTE = `
 
 /**
  * A resumed operation whose refund had failed: FALLIDO → PENDIENTE, taking its amount from the
- * payment again. The counter's UPDATE is unconditional: when the amount no longer fits (other refunds
+ * payment again, with no processor refund (the failed one was the previous attempt's). The counter's UPDATE is unconditional: when the amount no longer fits (other refunds
  * took it meanwhile) the CHECK raises 23514 and the statement is undone as a whole.
  * Race: two attempts resuming at once queue on the refund's row; the second re-checks
  * `estado = 'FALLIDO'`, matches nothing, and so reserves nothing. Zero rows: not FALLIDO any more.
  */
 export const REANUDAR_REEMBOLSO_FALLIDO = `
   WITH reanudado AS (
-    UPDATE reembolsos SET estado = 'PENDIENTE', actualizado_en = now() WHERE operation_id = $1::text AND estado = 'FALLIDO'
+    UPDATE reembolsos SET estado = 'PENDIENTE', gateway_refund_id = NULL, actualizado_en = now() WHERE operation_id = $1::text AND estado = 'FALLIDO'
     RETURNING ${REEMBOLSO_COLUMNS}),
   reservado AS (
     UPDATE pagos p SET monto_reservado_reembolsos = p.monto_reservado_reembolsos + r.monto::bigint FROM reanudado r WHERE p.id = r."pagoId"
@@ -59,15 +60,32 @@ export const REANUDAR_REEMBOLSO_FALLIDO = `
   SELECT reanudado.* FROM reanudado JOIN reservado ON reservado.id = reanudado."pagoId"`;
 
 /**
+ * A refund the processor accepted but has not decided (`pending`): stays PENDIENTE, now with the
+ * processor's refund id $2, which the refund's webhooks and the reconciler look it up by; written
+ * with the route's 202 (the key's answer) in one transaction. Renews `actualizado_en`, so that a
+ * reconciler that read the old version matches nothing.
+ * Race: a webhook or the reconciler deciding it first (then it is no longer PENDIENTE); a refund
+ * already recorded under another id (never: one operation's attempt has one refund key).
+ * Zero rows: decided meanwhile; read it again, its state is the answer.
+ */
+export const REGISTRAR_REEMBOLSO_EN_CURSO = `
+  UPDATE reembolsos SET gateway_refund_id = $2::text, actualizado_en = now()
+   WHERE id = $1::uuid AND estado = 'PENDIENTE' AND (gateway_refund_id IS NULL OR gateway_refund_id = $2::text)
+  RETURNING ${REEMBOLSO_COLUMNS}`;
+
+/**
  * PENDIENTE → APROBADO with the processor's refund id $2, adding the amount to the payment's
- * `monto_reembolsado` in the same statement. `guard` adds the reconciler's version condition.
- * Zero rows: another attempt (or the reconciler, or a resumed attempt) settled or touched it first.
+ * `monto_reembolsado` in the same statement; only for the refund recorded as pending, if one was.
+ * `guard` adds the reconciler's version condition. Whoever decides (the route, a webhook, the
+ * reconciler) runs this same statement: the first one's UPDATE changes `estado`, the others re-check
+ * the WHERE against it and match nothing, so the amount is added and the event recorded once.
+ * Zero rows: another attempt (or the reconciler, a webhook, or a resumed attempt) settled or touched it first.
  */
 function aprobar(guard: string): string {
   return `
   WITH aprobado AS (
     UPDATE reembolsos SET estado = 'APROBADO', gateway_refund_id = $2::text, actualizado_en = now()
-     WHERE id = $1::uuid AND estado = 'PENDIENTE'${guard}
+     WHERE id = $1::uuid AND estado = 'PENDIENTE' AND (gateway_refund_id IS NULL OR gateway_refund_id = $2::text)${guard}
     RETURNING ${REEMBOLSO_COLUMNS}),
   sumado AS (
     UPDATE pagos p SET monto_reembolsado = p.monto_reembolsado + a.monto::bigint FROM aprobado a WHERE p.id = a."pagoId"
@@ -92,7 +110,7 @@ function fallar(guard: string): string {
   SELECT fallido.* FROM fallido JOIN devuelto ON devuelto.id = fallido."pagoId"`;
 }
 
-/** By the attempt that asked the processor ($1 refund, $2 processor's refund id). */
+/** By the attempt that asked the processor, or a webhook ($1 refund, $2 processor's refund id). */
 export const APROBAR_REEMBOLSO = aprobar('');
 /** By the attempt whose processor call failed ($1 refund). */
 export const FALLAR_REEMBOLSO = fallar('');

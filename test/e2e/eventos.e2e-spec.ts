@@ -73,9 +73,12 @@ describe('events: written with the state they announce, listed by GET /eventos',
       expect.objectContaining({ type: 'pago.aprobado', data: paid.json }),
     ]);
 
-    // The local processor fails refunds of exactly 13.
+    // The local processor fails refunds of exactly 13 with a 500: indeterminate, so PENDIENTE (503) until the
+    // reconciler, past the lock timeout, finds no refund made: FALLIDO then, and its event.
     const failed = await postReembolso(base(), paid.json.id, { client: ALICE, key: randomUUID(), body: { monto: 13 } });
-    expect(failed.status).toBe(502);
+    expect(failed.status).toBe(503);
+    await setup.db.query(`UPDATE reembolsos SET actualizado_en = now() - interval '1 hour' WHERE pago_id = $1`, [paid.json.id]);
+    await waitUntil(async () => (await setup.db.query(`SELECT 1 FROM reembolsos WHERE pago_id = $1 AND estado = 'FALLIDO'`, [paid.json.id])).rowCount === 1);
     const [reembolso] = (await get(base(), `/pagos/${paid.json.id}/reembolsos`, ALICE)).json;
     expect(await eventsOf(reembolso.id)).toEqual([expect.objectContaining({ type: 'reembolso.fallido', data: reembolso })]);
   });

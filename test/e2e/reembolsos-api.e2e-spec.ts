@@ -145,24 +145,26 @@ describe('the /pagos/{id}/reembolsos API contract (real app, real PostgreSQL)', 
     expect((await refund(pagoId, { monto: 100, motivo: 'x'.repeat(200) })).status).toBe(201);
   });
 
-  it('a processor failure is a 502 that refunds nothing, marks the refund FALLIDO, gives its amount back and releases the key; a retry runs again', async () => {
+  it('a processor 500 is indeterminate: 503 with Retry-After, the refund stays PENDIENTE with its amount held, the key released; the retry resends the same key', async () => {
     const pagoId = await pagoAprobado(app.baseUrl, ALICE, 1000);
-    const failedBefore = await refunds('failed');
     const key = randomUUID();
-    // The local processor fails refunds of exactly 13 with a 500 before any work (as tok_error fails charges).
+    // The local processor fails refunds of exactly 13 with a 500 before any work (as tok_error fails charges) and keeps it under the key.
     const failed = await refund(pagoId, { monto: 13 }, key);
-    expectProblem(failed, 502, 'pasarela-no-disponible');
+    expectProblem(failed, 503, 'procesador-sin-respuesta');
+    expect(failed.headers.get('retry-after')).toBe('5');
     expect(await keyRow(db, ALICE.clientId, key)).toMatchObject({ status: 'released', response_status: null });
-    expect(await refundTotals(db, pagoId)).toEqual({ reservado: 0, reembolsado: 0, aprobados: 0, procesador: 0 });
-    expect((await get(app.baseUrl, `/pagos/${pagoId}/reembolsos`, ALICE)).json).toMatchObject([{ monto: 13, estado: 'FALLIDO' }]);
-    expect(await refunds('failed')).toBe(failedBefore + 1);
+    expect(await refundTotals(db, pagoId)).toEqual({ reservado: 13, reembolsado: 0, aprobados: 0, procesador: 0 });
+    expect((await get(app.baseUrl, `/pagos/${pagoId}/reembolsos`, ALICE)).json).toMatchObject([{ monto: 13, estado: 'PENDIENTE' }]);
+    const { rows } = await db.query(`SELECT intento_procesador FROM reembolsos WHERE pago_id = $1`, [pagoId]);
+    expect(rows).toEqual([{ intento_procesador: 1 }]);
 
+    // The same key at the processor replays its 500, and the listing still shows nothing: never a second key from the route.
     const retry = await refund(pagoId, { monto: 13 }, key);
-    expectProblem(retry, 502, 'pasarela-no-disponible');
+    expectProblem(retry, 503, 'procesador-sin-respuesta');
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
-    expect(await countRefunds(db, 'pago_id = $1', [pagoId])).toBe(1);
-    // What it gave back can be refunded in full.
-    expect((await refund(pagoId, { monto: 1000 })).status).toBe(201);
-    expect(await refundTotals(db, pagoId)).toEqual({ reservado: 1000, reembolsado: 1000, aprobados: 1000, procesador: 1000 });
+    expect(await countRefunds(db, 'pago_id = $1 AND intento_procesador = 1', [pagoId])).toBe(1);
+    // What is left is refundable meanwhile.
+    expect((await refund(pagoId, { monto: 987 })).status).toBe(201);
+    expect(await refundTotals(db, pagoId)).toEqual({ reservado: 1000, reembolsado: 987, aprobados: 987, procesador: 987 });
   });
 });

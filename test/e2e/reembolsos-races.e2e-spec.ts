@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { reservarPendiente } from '../../src/pagos/pending-versions.sql.js';
 import {
-  CONCILIAR_REEMBOLSO_APROBADO, CONCILIAR_REEMBOLSO_FALLIDO, REANUDAR_REEMBOLSO_FALLIDO, REANUDAR_REEMBOLSO_PENDIENTE, RESERVAR_REEMBOLSO,
+  APROBAR_REEMBOLSO, CONCILIAR_REEMBOLSO_APROBADO, CONCILIAR_REEMBOLSO_FALLIDO, REANUDAR_REEMBOLSO_FALLIDO, REANUDAR_REEMBOLSO_PENDIENTE, RESERVAR_REEMBOLSO,
 } from '../../src/reembolsos/reembolsos.sql.js';
+import { BLOQUEAR_REEMBOLSO, FALLAR_REEMBOLSO_EN_PROCESADOR } from '../../src/reembolsos/reembolsos-procesador.sql.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
 import { expectOneExecution } from '../support/duplicate-answers.js';
@@ -146,6 +147,63 @@ describe('refund statements under races', () => {
     expect(won).toBe(1);
     const { estado } = (await db.query(`SELECT estado FROM reembolsos WHERE id = $1`, [pendiente.id])).rows[0];
     expect(await totals(pagoId)).toEqual(estado === 'APROBADO' ? { reservado: 100, reembolsado: 100 } : { reservado: 0, reembolsado: 0 });
+  });
+
+  /** A refund of 100 recorded with processor refund `re_<id>`, in `estado`, its counters moved as the statements would. */
+  const registrado = async (pagoId: string, estado: 'PENDIENTE' | 'APROBADO'): Promise<{ id: string; refundId: string; version: string }> => {
+    const { id, version } = await reembolso(pagoId, 'PENDIENTE');
+    const refundId = `re_${id}`;
+    await db.query(`UPDATE reembolsos SET estado = $2, gateway_refund_id = $3 WHERE id = $1`, [id, estado, refundId]);
+    if (estado === 'APROBADO') await db.query(`UPDATE pagos SET monto_reembolsado = monto_reembolsado + 100 WHERE id = $1`, [pagoId]);
+    return { id, refundId, version };
+  };
+
+  /** FALLAR_REEMBOLSO_EN_PROCESADOR as the service runs it: in a transaction, after BLOQUEAR_REEMBOLSO. */
+  const fallarEnProcesador = async (id: string, refundId: string): Promise<pg.QueryResult> => {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(BLOQUEAR_REEMBOLSO, [id]);
+      const result = await client.query(FALLAR_REEMBOLSO_EN_PROCESADOR, [id, refundId]);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK');
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+
+  it('FALLAR_REEMBOLSO_EN_PROCESADOR: of 20 deciders of one APROBADO refund that failed later exactly one writes, and both counters go back once', async () => {
+    const pagoId = await pago(1000);
+    const aprobado = await registrado(pagoId, 'APROBADO');
+    expect(await totals(pagoId)).toEqual({ reservado: 100, reembolsado: 100 });
+    expect(await race(() => fallarEnProcesador(aprobado.id, aprobado.refundId))).toBe(1);
+    expect(await totals(pagoId)).toEqual({ reservado: 0, reembolsado: 0 });
+    expect((await db.query(`SELECT estado FROM reembolsos WHERE id = $1`, [aprobado.id])).rows[0].estado).toBe('FALLIDO');
+  });
+
+  it('a pending refund that failed, decided by 20 at once (webhooks and the reconciler at its version): one writes, the reservation goes back once', async () => {
+    const pagoId = await pago(1000);
+    const pendiente = await registrado(pagoId, 'PENDIENTE');
+    const won = await race((i) => i % 2
+      ? fallarEnProcesador(pendiente.id, pendiente.refundId)
+      : pool.query(CONCILIAR_REEMBOLSO_FALLIDO, [pendiente.id, pendiente.version]));
+    expect(won).toBe(1);
+    expect(await totals(pagoId)).toEqual({ reservado: 0, reembolsado: 0 });
+  });
+
+  it('FALLAR_REEMBOLSO_EN_PROCESADOR racing the route approving the same refund from an older answer: whichever order, FALLIDO at the end and the counters at zero', async () => {
+    const pagoId = await pago(1000);
+    const pendiente = await registrado(pagoId, 'PENDIENTE');
+    await Promise.all([
+      pool.query(APROBAR_REEMBOLSO, [pendiente.id, pendiente.refundId]),
+      ...Array.from({ length: RACERS - 1 }, () => fallarEnProcesador(pendiente.id, pendiente.refundId)),
+    ]);
+    // If the approval came first, a later failure took it back from APROBADO; if it came last, it matched nothing.
+    expect((await db.query(`SELECT estado FROM reembolsos WHERE id = $1`, [pendiente.id])).rows[0].estado).toBe('FALLIDO');
+    expect(await totals(pagoId)).toEqual({ reservado: 0, reembolsado: 0 });
   });
 
   it('the reconciler reserving a refund (shared statement) has one winner; an attempt resuming it after makes its settlement match nothing', async () => {

@@ -84,9 +84,10 @@ describe(`the Stripe adapter's contract (${STRIPE_TEST_KEY ? 'Stripe test mode' 
     const refundKey = key('refund');
     const metadata = { operation_id: randomUUID() };
     const refund = await gateway.refund({ key: refundKey, intentId: created.id, amount: 400, metadata });
-    expect(refund).toEqual({ id: expect.stringMatching(/^re_/), intentId: created.id, amount: 400, metadata });
+    expect(refund).toEqual({ id: expect.stringMatching(/^re_/), intentId: created.id, amount: 400, status: 'succeeded', metadata });
     expect(await gateway.refund({ key: refundKey, intentId: created.id, amount: 400, metadata })).toEqual(refund);
     expect(await gateway.listRefunds(created.id)).toEqual([refund]);
+    expect(await gateway.retrieveRefund(refund.id)).toEqual(refund);
     await expect(gateway.refund({ key: key('refund'), intentId: created.id, amount: 700, metadata: operation() })).rejects.toThrow(RefundRefusedError);
     expect(await gateway.listRefunds(created.id)).toEqual([refund]);
   });

@@ -225,18 +225,44 @@ describe('the second hop: the processor loses answers, fails, is slow or down', 
       expect(await refundTotals(db, pagoId)).toEqual({ reservado: 400, reembolsado: 400, aprobados: 400, procesador: 400 });
     });
 
-    it('a 500 before anything was refunded: 502 and FALLIDO; the retry refunds under a new key, once', async () => {
+    it('a 500 after a refund that is pending at the processor: the listing finds it, 202 PENDIENTE stored with its id, made once', async () => {
+      const paid = await pay(randomUUID(), nuevoPago({ monto: 1000, token: 'pm_card_refundPending' }));
+      await processor.inject({ operation: 'create_refund', fault: 'error_after' });
+      const key = randomUUID();
+      const first = await refund(paid.json.id, key, 400);
+      expect(first.status).toBe(202);
+      expect(first.json).toMatchObject({ monto: 400, estado: 'PENDIENTE' });
+      expect(await keyRow(db, ALICE.clientId, key)).toMatchObject({ status: 'completed', response_status: 202 });
+      const { rows } = await db.query(`SELECT r.gateway_refund_id FROM reembolsos r JOIN procesador_local.refunds g ON g.id = r.gateway_refund_id WHERE r.id = $1`, [first.json.id]);
+      expect(rows).toHaveLength(1);
+      expect(await processorRefundsOf(db, ALICE, key)).toEqual([{ amount: 400 }]);
+    });
+
+    it('a 500 before anything was refunded is indeterminate: 503 and PENDIENTE under the same key (retries too); after the lock timeout the reconciler finds nothing: FALLIDO, key released; the retry refunds under a new key, once', async () => {
       const pagoId = await pagoAprobado(service.baseUrl, ALICE);
       await processor.inject({ operation: 'create_refund', fault: 'error_before' });
       const key = randomUUID();
       const first = await refund(pagoId, key, 500);
-      expect(first.status).toBe(502);
+      expect(first.status).toBe(503);
+      expect(first.json).toMatchObject({ type: 'https://pagos.dev/problems/procesador-sin-respuesta' });
+      expect(await refundTotals(db, pagoId)).toEqual({ reservado: 500, reembolsado: 0, aprobados: 0, procesador: 0 });
+      // The retry resends the same key: the processor replays its 500, and the route never moves to another key.
+      expect((await refund(pagoId, key, 500)).status).toBe(503);
+      const operationId = await operationOf(key);
+      const refundKeys = async () => (await db.query(`SELECT key FROM procesador_local.idempotency_keys WHERE key LIKE $1 ORDER BY key`, [`reembolso-${operationId}-%`])).rows.map((row) => row.key);
+      expect(await refundKeys()).toEqual([`reembolso-${operationId}-1`]);
+
+      // The existing rule: once abandoned past the lock timeout, a refund the processor doesn't list was never made.
+      await db.query(`UPDATE reembolsos SET actualizado_en = now() - interval '1 hour' WHERE pago_id = $1`, [pagoId]);
+      await eventually('the reconciler settles the refund', async () => (await db.query(`SELECT 1 FROM reembolsos WHERE pago_id = $1 AND estado = 'FALLIDO'`, [pagoId])).rowCount === 1);
+      expect(await keyRow(db, ALICE.clientId, key)).toMatchObject({ status: 'released' });
       expect(await refundTotals(db, pagoId)).toEqual({ reservado: 0, reembolsado: 0, aprobados: 0, procesador: 0 });
       const retry = await refund(pagoId, key, 500);
       expect(retry.status).toBe(201);
+      expect(await refundKeys()).toEqual([`reembolso-${operationId}-1`, `reembolso-${operationId}-2`]);
       expect(await processorRefundsOf(db, ALICE, key)).toEqual([{ amount: 500 }]);
       expect(await refundTotals(db, pagoId)).toEqual({ reservado: 500, reembolsado: 500, aprobados: 500, procesador: 500 });
-    });
+    }, RECONCILED_TEST_TIMEOUT_MS);
 
     it('the processor down: 503, the refund stays PENDIENTE; the retry refunds once', async () => {
       const pagoId = await pagoAprobado(service.baseUrl, ALICE);

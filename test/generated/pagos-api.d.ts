@@ -79,7 +79,7 @@ export interface paths {
         put?: never;
         /**
          * Pay an order, at most once per Idempotency-Key
-         * @description Charges the payment method once, however often the request is retried with the same `Idempotency-Key` and body: a retry gets the stored answer (`Idempotent-Replayed: true`) without charging again. A retry while the first attempt still runs is `409 idempotency-key-in-flight` at once, or waits for its answer with `Prefer: wait=N`. An order has at most one approved payment, whatever the keys.
+         * @description Charges the payment method once, however often the request is retried with the same `Idempotency-Key` and body: a retry gets the stored answer (`Idempotent-Replayed: true`) without charging again. A retry while the first attempt still runs is `409 idempotency-key-in-flight` at once, or waits for its answer with `Prefer: wait=N`. An order has at most one approved payment, whatever the keys. A card that needs 3-D Secure is answered `202` with what the app needs to authenticate; the outcome arrives by Stripe's webhook or the reconciler.
          */
         post: operations["crearPago"];
         delete?: never;
@@ -123,7 +123,7 @@ export interface paths {
         put?: never;
         /**
          * Refund (part of) an approved payment, at most once per Idempotency-Key
-         * @description Gives `monto` back once, however often the request is retried with the same `Idempotency-Key`, path and body: a retry gets the stored answer (`Idempotent-Replayed: true`). The refunds of a payment never add up to more than it charged, however many arrive at once.
+         * @description Gives `monto` back once, however often the request is retried with the same `Idempotency-Key`, path and body: a retry gets the stored answer (`Idempotent-Replayed: true`). The refunds of a payment never add up to more than it charged, however many arrive at once. A refund the processor has not decided yet is answered `202` (`PENDIENTE`); its outcome arrives by Stripe's webhook or the reconciler (`reembolso.aprobado` or `reembolso.fallido`). An approved refund may still fail later (the bank returns it): it becomes `FALLIDO`, its amount can be refunded again, and `reembolso.fallido` announces it.
          */
         post: operations["crearReembolso"];
         delete?: never;
@@ -235,6 +235,26 @@ export interface paths {
          * @description Nothing more is delivered to it.
          */
         delete: operations["borrarWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stripe/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe's signed webhooks (register this URL in Stripe)
+         * @description Verified with `STRIPE_WEBHOOK_SECRET` over the exact bytes received (Stripe's 300 s tolerance). Each event is applied once, by its id, in the transaction of the change it causes; the service acts on what Stripe says of the object now, so late, repeated and reordered events are harmless. Handles `payment_intent.*` and the refund events.
+         */
+        post: operations["recibirEventoStripe"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -652,6 +672,19 @@ export interface components {
              */
             detail: string;
         };
+        AutenticacionResponse: {
+            /**
+             * @description The PaymentIntent's client secret: hand it to Stripe's mobile SDK (`handleNextAction`). Not a credential of this API; never log it.
+             * @example pi_3QxAbc_secret_Zk1Hq2w
+             */
+            clientSecret: string;
+            /**
+             * Format: date-time
+             * @description After this the attempt is canceled and the payment declined (`autenticacion-abandonada`).
+             * @example 2026-12-02T18:36:37.435Z
+             */
+            expiraEn: string;
+        };
         PagoResponse: {
             /**
              * Format: uuid
@@ -676,11 +709,19 @@ export interface components {
              */
             montoReembolsado: number;
             /**
-             * @description PENDIENTE: being charged; FALLIDO: the processor failed and nothing was charged.
+             * @description PENDIENTE: being charged; REQUIERE_AUTENTICACION: waiting for the customer (3-D Secure), nothing charged yet; FALLIDO: the processor failed and nothing was charged.
              * @example APROBADO
              * @enum {string}
              */
-            estado: "PENDIENTE" | "APROBADO" | "RECHAZADO" | "FALLIDO";
+            estado: "PENDIENTE" | "REQUIERE_AUTENTICACION" | "APROBADO" | "RECHAZADO" | "FALLIDO";
+            /**
+             * @description Only when RECHAZADO: why it was declined.
+             * @example tarjeta
+             * @enum {string}
+             */
+            motivo?: "tarjeta" | "autenticacion" | "autenticacion-abandonada" | "token-usado" | "importe-no-admitido";
+            /** @description Only when REQUIERE_AUTENTICACION. */
+            autenticacion?: components["schemas"]["AutenticacionResponse"];
             /**
              * Format: date-time
              * @example 2026-12-02T18:21:37.435Z
@@ -710,6 +751,32 @@ export interface components {
             /**
              * @description What happened in this case and what to do next.
              * @example The processor declined the payment method. Nothing was charged; ask the customer for another method and pay with a new Idempotency-Key.
+             */
+            detail: string;
+            /** @description The declined payment (`estado: RECHAZADO`). */
+            pago: components["schemas"]["PagoResponse"];
+        };
+        /** @description `https://pagos.dev/problems/importe-no-admitido`: Amount not accepted by the processor. */
+        ImporteNoAdmitidoProblem: {
+            /**
+             * @description Identifies the kind of problem; stable, safe to switch on. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "https://pagos.dev/problems/importe-no-admitido";
+            /**
+             * @description Short summary of the kind of problem.
+             * @example Amount not accepted by the processor
+             */
+            title: string;
+            /**
+             * @description The HTTP status code.
+             * @example 422
+             * @enum {integer}
+             */
+            status: 422;
+            /**
+             * @description What happened in this case and what to do next.
+             * @example The payment processor refused this payment's amount or currency (Amount must be at least €0.50 eur). Nothing was charged; correct it and pay with a new Idempotency-Key.
              */
             detail: string;
             /** @description The declined payment (`estado: RECHAZADO`). */
@@ -979,7 +1046,7 @@ export interface components {
              * @example RECHAZADO
              * @enum {string}
              */
-            estadoPago: "PENDIENTE" | "APROBADO" | "RECHAZADO" | "FALLIDO";
+            estadoPago: "PENDIENTE" | "REQUIERE_AUTENTICACION" | "APROBADO" | "RECHAZADO" | "FALLIDO";
         };
         CrearReembolsoDto: {
             /**
@@ -1017,7 +1084,7 @@ export interface components {
             /** @example producto devuelto */
             motivo: string | null;
             /**
-             * @description PENDIENTE: being refunded; FALLIDO: the processor failed and nothing was refunded.
+             * @description PENDIENTE: being refunded (the processor decides later); APROBADO: refunded; FALLIDO: nothing refunded (the processor refused or failed it, also after approving it), its amount is back on the payment.
              * @example APROBADO
              * @enum {string}
              */
@@ -1256,6 +1323,64 @@ export interface components {
              * @example No webhook endpoint of yours has this id.
              */
             detail: string;
+        };
+        /** @description `https://pagos.dev/problems/evento-procesador-invalido`: Processor event not accepted. */
+        EventoProcesadorInvalidoProblem: {
+            /**
+             * @description Identifies the kind of problem; stable, safe to switch on. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "https://pagos.dev/problems/evento-procesador-invalido";
+            /**
+             * @description Short summary of the kind of problem.
+             * @example Processor event not accepted
+             */
+            title: string;
+            /**
+             * @description The HTTP status code.
+             * @example 400
+             * @enum {integer}
+             */
+            status: 400;
+            /**
+             * @description What happened in this case and what to do next.
+             * @example The event was not accepted: no signature matches the body. Nothing was changed.
+             */
+            detail: string;
+        };
+        /** @description `https://pagos.dev/problems/evento-procesador-aplazado`: Processor event postponed. */
+        EventoProcesadorAplazadoProblem: {
+            /**
+             * @description Identifies the kind of problem; stable, safe to switch on. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "https://pagos.dev/problems/evento-procesador-aplazado";
+            /**
+             * @description Short summary of the kind of problem.
+             * @example Processor event postponed
+             */
+            title: string;
+            /**
+             * @description The HTTP status code.
+             * @example 503
+             * @enum {integer}
+             */
+            status: 503;
+            /**
+             * @description What happened in this case and what to do next.
+             * @example The payment processor could not be asked about this event, so nothing was applied; deliver it again later.
+             */
+            detail: string;
+        };
+        EventoRecibidoResponse: {
+            /** @enum {boolean} */
+            received: true;
+            /**
+             * @description applied: taken in; duplicate: taken in before, nothing changed; ignored: a type or an object that is not ours.
+             * @example applied
+             * @enum {string}
+             */
+            outcome: "applied" | "duplicate" | "ignored" | "rejected" | "postponed";
         };
     };
     responses: never;
@@ -1497,7 +1622,29 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    /** @description The new payment: `/pagos/{id}`. */
+                    /** @description The payment: `/pagos/{id}`. */
+                    Location?: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same key, replayed without running anything again; absent on the first answer. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description `wait=N` when this request waited (N seconds at most) for another request with the same key; absent otherwise. */
+                    "Preference-Applied"?: string;
+                    /** @description Requests this client may send in a window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, this one counted. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PagoResponse"];
+                };
+            };
+            /** @description The customer must authenticate (3-D Secure): `estado: REQUIERE_AUTENTICACION`, nothing charged yet. Hand `autenticacion.clientSecret` to Stripe's mobile SDK (`handleNextAction`), then read the outcome with `GET /pagos/{id}` and `Prefer: wait=N`. Stored under the key like any answer: a retry replays it. The order stays held until it settles. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description The payment: `/pagos/{id}`. */
                     Location?: string;
                     /** @description `true` when this is the stored answer of an earlier request with the same key, replayed without running anything again; absent on the first answer. */
                     "Idempotent-Replayed"?: "true";
@@ -1631,10 +1778,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
                 };
             };
-            /** @description `idempotency-key-reused`: Idempotency-Key reused with a different request */
+            /**
+             * @description `importe-no-admitido`: Amount not accepted by the processor
+             *
+             *     `idempotency-key-reused`: Idempotency-Key reused with a different request
+             */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `true` when this is the stored answer of an earlier request with the same key, replayed without running anything again; absent on the first answer. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Requests this client may send in a window. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window, this one counted. */
@@ -1644,7 +1797,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["IdempotencyKeyReusedProblem"];
+                    "application/problem+json": components["schemas"]["ImporteNoAdmitidoProblem"] | components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
             /** @description `rate-limited`: Too many requests */
@@ -1890,7 +2043,29 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    /** @description The new refund: `/pagos/{pagoId}/reembolsos/{id}`. */
+                    /** @description The refund: `/pagos/{pagoId}/reembolsos/{id}`. */
+                    Location?: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same key, replayed without running anything again; absent on the first answer. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description `wait=N` when this request waited (N seconds at most) for another request with the same key; absent otherwise. */
+                    "Preference-Applied"?: string;
+                    /** @description Requests this client may send in a window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, this one counted. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReembolsoResponse"];
+                };
+            };
+            /** @description Accepted, not decided yet (`estado: PENDIENTE`): the processor answers later. Read the outcome with `GET /pagos/{pagoId}/reembolsos/{id}` or wait for `reembolso.aprobado` / `reembolso.fallido`. Stored under the key like any answer: a retry replays it. Its amount counts against the payment until it fails. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description The refund: `/pagos/{pagoId}/reembolsos/{id}`. */
                     Location?: string;
                     /** @description `true` when this is the stored answer of an earlier request with the same key, replayed without running anything again; absent on the first answer. */
                     "Idempotent-Replayed"?: "true";
@@ -2072,24 +2247,6 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["InternalErrorProblem"];
-                };
-            };
-            /** @description `pasarela-no-disponible`: Payment processor unavailable */
-            502: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    /** @description `wait=N` when this request waited (N seconds at most) for another request with the same key; absent otherwise. */
-                    "Preference-Applied"?: string;
-                    /** @description Requests this client may send in a window. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window, this one counted. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["PasarelaNoDisponibleProblem"];
                 };
             };
             /**
@@ -2695,6 +2852,93 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["ShuttingDownProblem"];
+                };
+            };
+        };
+    };
+    recibirEventoStripe: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>`, as Stripe signs. */
+                "Stripe-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventoRecibidoResponse"];
+                };
+            };
+            /**
+             * @description `malformed-json`: Malformed JSON
+             *
+             *     `malformed-request`: Malformed request
+             *
+             *     `evento-procesador-invalido`: Processor event not accepted
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["MalformedJsonProblem"] | components["schemas"]["MalformedRequestProblem"] | components["schemas"]["EventoProcesadorInvalidoProblem"];
+                };
+            };
+            /** @description `payload-too-large`: Payload too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["PayloadTooLargeProblem"];
+                };
+            };
+            /** @description `unsupported-media-type`: Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["UnsupportedMediaTypeProblem"];
+                };
+            };
+            /** @description `internal-error`: Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["InternalErrorProblem"];
+                };
+            };
+            /**
+             * @description `service-unavailable`: Service unavailable
+             *
+             *     `shutting-down`: Service shutting down
+             *
+             *     `evento-procesador-aplazado`: Processor event postponed
+             */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `service-unavailable`, `shutting-down`, `evento-procesador-aplazado` */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ServiceUnavailableProblem"] | components["schemas"]["ShuttingDownProblem"] | components["schemas"]["EventoProcesadorAplazadoProblem"];
                 };
             };
         };

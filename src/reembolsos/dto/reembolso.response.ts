@@ -18,7 +18,7 @@ export class ReembolsoResponse {
   @ApiProperty({ type: 'string', nullable: true, example: 'producto devuelto' })
   readonly motivo!: string | null;
 
-  @ApiProperty({ enum: ESTADOS_REEMBOLSO, description: 'PENDIENTE: being refunded; FALLIDO: the processor failed and nothing was refunded.', example: 'APROBADO' })
+  @ApiProperty({ enum: ESTADOS_REEMBOLSO, description: 'PENDIENTE: being refunded (the processor decides later); APROBADO: refunded; FALLIDO: nothing refunded (the processor refused or failed it, also after approving it), its amount is back on the payment.', example: 'APROBADO' })
   readonly estado!: EstadoReembolso;
 
   @ApiProperty({ format: 'date-time', example: '2026-12-03T09:12:05.120Z' })
