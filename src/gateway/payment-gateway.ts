@@ -94,7 +94,8 @@ export interface PaymentGateway {
 /**
  * The outcome is unknown: no answer (timeout, connection refused or reset), a rate limit, a key
  * still in use, or a 5xx. `replaysFailure`: the processor answered a failure that it keeps under the
- * key (a 5xx), so resending that key can only replay it; anything else may be resent with its key.
+ * key (a 5xx to a write under our key), so resending that key can only replay it; anything else,
+ * a read's 5xx included, may be asked again.
  */
 export class GatewayIndeterminateError extends Error {
   override readonly name = 'GatewayIndeterminateError';
@@ -113,6 +114,15 @@ export class GatewayIndeterminateError extends Error {
  */
 export class AmountRefusedError extends Error {
   override readonly name = 'AmountRefusedError';
+}
+
+/**
+ * No answer at all (a timeout, a refused connection, a rate limit, a read's 5xx): anything else asked
+ * of the processor now would wait on it too. Any other error is about the one request: a 5xx it keeps
+ * under that request's key, a 404 for an object it doesn't know.
+ */
+export function isProcessorUnreachable(error: unknown): boolean {
+  return error instanceof GatewayIndeterminateError && !error.replaysFailure;
 }
 
 /** The processor refuses the refund for good (nothing refunded): retrying the same key gets the same answer. */

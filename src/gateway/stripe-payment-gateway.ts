@@ -14,6 +14,8 @@ export interface StripeConnection {
 }
 
 const REFUNDS_PAGE = 100;
+// What `call` is told for a write under our idempotency key.
+const KEYED = true;
 // A processing error charged nothing; every other payment error is the card's answer.
 const PROCESSING_ERROR = 'processing_error';
 // The customer failed 3-D Secure: the intent is back to requires_payment_method with this code.
@@ -63,7 +65,7 @@ export class StripePaymentGateway implements PaymentGateway {
 
   async confirmIntent({ key, intentId, paymentToken }: ConfirmIntentRequest): Promise<IntentState> {
     try {
-      const intent = await this.call(() => this.stripe.paymentIntents.confirm(intentId, paymentMethodOf(paymentToken), { idempotencyKey: key }));
+      const intent = await this.call(() => this.stripe.paymentIntents.confirm(intentId, paymentMethodOf(paymentToken), { idempotencyKey: key }), KEYED);
       return stateOf(intent);
     } catch (error) {
       const answered = this.intentInError(error, intentId);
@@ -82,7 +84,7 @@ export class StripePaymentGateway implements PaymentGateway {
 
   async cancelIntent(intentId: string, key: string): Promise<IntentState> {
     try {
-      return stateOf(await this.call(() => this.stripe.paymentIntents.cancel(intentId, {}, { idempotencyKey: key })));
+      return stateOf(await this.call(() => this.stripe.paymentIntents.cancel(intentId, {}, { idempotencyKey: key }), KEYED));
     } catch (error) {
       const answered = this.intentInError(error, intentId);
       if (answered) return answered;
@@ -92,8 +94,9 @@ export class StripePaymentGateway implements PaymentGateway {
 
   async refund({ key, intentId, amount, metadata }: RefundRequest): Promise<Refund> {
     try {
-      const refund = await this.call(() =>
-        this.stripe.refunds.create({ payment_intent: intentId, amount, metadata: { ...metadata } }, { idempotencyKey: key }),
+      const refund = await this.call(
+        () => this.stripe.refunds.create({ payment_intent: intentId, amount, metadata: { ...metadata } }, { idempotencyKey: key }),
+        KEYED,
       );
       return refundOf(refund);
     } catch (error) {
@@ -118,7 +121,7 @@ export class StripePaymentGateway implements PaymentGateway {
   /** Like `call`; a refusal of the amount or currency becomes {@link AmountRefusedError}. */
   private async callRefusingAmounts<T>(request: () => Promise<T>): Promise<T> {
     try {
-      return await this.call(request);
+      return await this.call(request, KEYED);
     } catch (error) {
       if (error instanceof Stripe.errors.StripeInvalidRequestError && (AMOUNT_REFUSALS.has(error.code ?? '') || AMOUNT_PARAMS.has(error.param ?? ''))) {
         throw new AmountRefusedError(error.message);
@@ -127,12 +130,15 @@ export class StripePaymentGateway implements PaymentGateway {
     }
   }
 
-  /** Runs one SDK call; whatever leaves the outcome unknown becomes {@link GatewayIndeterminateError}. */
-  private async call<T>(request: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one SDK call; whatever leaves the outcome unknown becomes {@link GatewayIndeterminateError}.
+   * `keyed`: a write under our idempotency key, whose 5xx the processor keeps under that key.
+   */
+  private async call<T>(request: () => Promise<T>, keyed = false): Promise<T> {
     try {
       return await request();
     } catch (error) {
-      throw indeterminateOrSelf(error);
+      throw indeterminateOrSelf(error, keyed);
     }
   }
 
@@ -211,13 +217,14 @@ function refundStatusOf(status: string | null): RefundStatus {
 
 /**
  * Errors that leave the outcome unknown: no answer, 409 (a key in use), 429, and 5xx — which Stripe
- * keeps under the key, so that key can only replay it. Declines and other 4xx say what happened.
+ * keeps under the key of a keyed write, so that key can only replay it (a read's 5xx is the
+ * processor failing, and asking again may answer). Declines and other 4xx say what happened.
  */
-function indeterminateOrSelf(error: unknown): unknown {
+function indeterminateOrSelf(error: unknown, keyed: boolean): unknown {
   if (error instanceof Stripe.errors.StripeConnectionError) return new GatewayIndeterminateError(`processor unreachable: ${error.message}`, false);
   if (!(error instanceof Stripe.errors.StripeError)) return error;
   const status = error.statusCode ?? 0;
-  if (status >= 500) return new GatewayIndeterminateError(`processor answered ${status}: ${error.message}`, true);
+  if (status >= 500) return new GatewayIndeterminateError(`processor answered ${status}: ${error.message}`, keyed);
   if (status === 409 || status === 429) return new GatewayIndeterminateError(`processor answered ${status}: ${error.message}`, false);
   return error;
 }

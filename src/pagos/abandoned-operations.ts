@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { Transactions } from '../database/transactions.js';
-import { GatewayIndeterminateError } from '../gateway/payment-gateway.js';
+import { isProcessorUnreachable } from '../gateway/payment-gateway.js';
 import { IdempotencyStore, isClaimLost } from '../idempotency/idempotency.store.js';
 import type { Claim, StoredResponse } from '../idempotency/idempotency.types.js';
 import type { ReconcileResult } from './pagos.events.js';
@@ -59,15 +59,6 @@ export type Attempt = ReconcileResult | 'held' | 'lost';
 class ClaimLostError extends Error {}
 
 /**
- * No answer at all (a timeout, a refused connection, a rate limit): every other row would wait on it
- * too, so the pass stops. Any answer about the row itself (a 5xx the processor keeps under that row's
- * key, a 404 for an object it doesn't know) concerns that row only.
- */
-function isUnreachable(error: unknown): boolean {
-  return error instanceof GatewayIndeterminateError && !error.replaysFailure;
-}
-
-/**
  * Settles one abandoned operation of any kind: reserves its row by version, takes the operation's
  * claim over (fenced like any takeover), asks the processor, and writes the final state together
  * with the key's answer — or releases the key when nothing was done. Every write is conditional, so
@@ -100,7 +91,7 @@ export class AbandonedOperations {
     try {
       found = await kind.ask(pending.item);
     } catch (error) {
-      const unreachable = isUnreachable(error);
+      const unreachable = isProcessorUnreachable(error);
       const why = unreachable ? 'the processor could not be asked' : 'the processor answered what this pass cannot act on';
       this.logger.warn(`${pending.summary}: ${why} (${(error as Error).message}); next pass`);
       if (claim) await this.idempotency.releaseKey(claim);

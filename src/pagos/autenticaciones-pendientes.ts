@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPoolOf, queryRows } from '../database/query-rows.js';
 import { Transactions } from '../database/transactions.js';
-import { GatewayIndeterminateError, type IntentState, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
+import { type IntentState, isProcessorUnreachable, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
 import { DesenlacesDePago } from './desenlaces-de-pago.js';
 import { type Pago, processorKeyOf } from './pago.entity.js';
 import { type PagoRow, toPago } from './pago-row.js';
@@ -66,7 +66,7 @@ export class AutenticacionesPendientes {
     try {
       state = await this.currentState(pago, expirado);
     } catch (error) {
-      const unreachable = error instanceof GatewayIndeterminateError && !error.replaysFailure;
+      const unreachable = isProcessorUnreachable(error);
       this.logger.warn(`pago ${pago.id} waiting for authentication: ${unreachable ? 'the processor could not be asked' : 'skipped'} (${(error as Error).message})`);
       return unreachable ? 'unreachable' : 'skipped';
     }
