@@ -1,4 +1,6 @@
 import { STATUS_CODES } from 'node:http';
+import { completeChallenge, handOffText, waitForOutcome } from './authentication.js';
+import { type Authentication, authenticationOf } from './authentication-policy.js';
 import { parseCliOptions, USAGE, type CliOptions } from './cli-options.js';
 import { PagosClient, type PagosAnswer } from './pagos-client.js';
 import { pay, resumePending, type PayDependencies, type PayOutcome } from './pay.js';
@@ -8,8 +10,10 @@ import type { AttemptReport } from './send-with-retries.js';
 // Doubling from 1 s capped at 16 s: a user still watching the screen, a service given time to recover.
 const BACKOFF = { baseDelayMs: 1_000, maxDelayMs: 16_000 } as const;
 
-// 0: paid (2xx) or nothing to do; 1: a final refusal (4xx, a decline) — retrying would not change it; 2: no final answer, the key stays pending.
-const EXIT = { ok: 0, refused: 1, pending: 2, usage: 64 } as const;
+// 0: paid (2xx, or a 202 whose customer authenticated) or nothing to do; 1: a final refusal (4xx, a decline,
+// a failed authentication) — retrying would not change it; 2: no final answer, the key stays pending;
+// 3: the key's answer was a 202 and the payment still waits for its customer (3-D Secure) when the client stops waiting.
+const EXIT = { ok: 0, refused: 1, pending: 2, awaitingAuthentication: 3, usage: 64 } as const;
 
 async function main(): Promise<number> {
   let options: CliOptions;
@@ -20,8 +24,9 @@ async function main(): Promise<number> {
     return EXIT.usage;
   }
   const pending = new PendingOperationsFile(options.storeFile);
+  const client = new PagosClient({ baseUrl: options.baseUrl, apiToken: options.apiToken, timeoutMs: options.timeoutMs });
   const dependencies: PayDependencies = {
-    client: new PagosClient({ baseUrl: options.baseUrl, apiToken: options.apiToken, timeoutMs: options.timeoutMs }),
+    client,
     pending,
     policy: { maxAttempts: options.maxAttempts, ...BACKOFF, random: Math.random },
     onAttempt: printAttempt,
@@ -36,13 +41,15 @@ async function main(): Promise<number> {
     case 'resume': {
       const outcomes = await resumePending(dependencies);
       if (outcomes.length === 0) console.log(`nothing pending in ${options.storeFile}`);
-      return Math.max(EXIT.ok, ...outcomes.map((outcome) => report(outcome, options.storeFile)));
+      const codes: number[] = [];
+      for (const outcome of outcomes) codes.push(await report(outcome, options, client));
+      return Math.max(EXIT.ok, ...codes);
     }
     case 'pay': {
       const { pago } = options.command;
       const existing = pending.find(pago.numeroOrden);
       console.log(existing ? `resuming ${pago.numeroOrden} with its pending key ${existing.idempotencyKey}` : `paying ${pago.numeroOrden}`);
-      return report(await pay(pago, dependencies), options.storeFile);
+      return report(await pay(pago, dependencies), options, client);
     }
   }
 }
@@ -55,14 +62,45 @@ function printAttempt({ attempt, answer, error, decision }: AttemptReport<PagosA
   console.log(`attempt ${attempt}: ${got} -> ${next}`);
 }
 
-function report(outcome: PayOutcome, storeFile: string): number {
+async function report(outcome: PayOutcome, options: CliOptions, client: PagosClient): Promise<number> {
   if (!outcome.final) {
-    console.log(`no final answer after ${outcome.attempts} attempt(s); key ${outcome.idempotencyKey} kept in ${storeFile}: run \`npm run client -- resume\``);
+    console.log(`no final answer after ${outcome.attempts} attempt(s); key ${outcome.idempotencyKey} kept in ${options.storeFile}: run \`npm run client -- resume\``);
     return EXIT.pending;
   }
   const answer = outcome.result!;
+  // A 202 is the key's final answer too: what happens next is the payment's, read with GET /pagos/{id}.
   console.log(`final answer: ${describe(answer)}\n${answer.text}\nkey ${outcome.idempotencyKey} forgotten`);
+  const authentication = authenticationOf(answer);
+  if (authentication) return followAuthentication(authentication, options, client);
   return answer.status < 300 ? EXIT.ok : EXIT.refused;
+}
+
+/** The 202's hand-off; with --autenticar, the customer's challenge at the local processor; then the wait for the outcome. */
+async function followAuthentication(authentication: Authentication, options: CliOptions, client: PagosClient): Promise<number> {
+  console.log(handOffText(authentication));
+  const { pagoId, intentId } = authentication;
+  if (options.authenticate) {
+    console.log(`playing the customer's challenge at the local processor (--autenticar ${options.authenticate}): intent ${intentId}`);
+    try {
+      await completeChallenge(options.processorUrl, intentId, options.authenticate);
+    } catch (error) {
+      console.log(`the challenge could not be played at ${options.processorUrl} (${(error as Error).message}); payment ${pagoId} still waits for its customer`);
+      return EXIT.awaitingAuthentication;
+    }
+  }
+  if (options.outcomeWaitSeconds === 0) {
+    console.log(`not waiting (--esperar-s 0): read the outcome with GET /pagos/${pagoId}`);
+    return EXIT.awaitingAuthentication;
+  }
+  console.log(`waiting up to ${options.outcomeWaitSeconds} s for the outcome: GET /pagos/${pagoId} with Prefer: wait`);
+  const { reading, reason, answer } = await waitForOutcome(client, pagoId, options.outcomeWaitSeconds * 1000);
+  if (reason === 'decided' && reading.kind === 'estado') {
+    console.log(`payment ${pagoId}: ${reading.estado}${reading.motivo ? ` (motivo ${reading.motivo})` : ''}\n${answer!.text}`);
+    return reading.estado === 'APROBADO' ? EXIT.ok : EXIT.refused;
+  }
+  const state = reading.kind === 'estado' ? `still ${reading.estado}` : reading.kind === 'refused' ? `unread (GET answered ${reading.status})` : 'unread (no answer)';
+  console.log(`payment ${pagoId} ${state} after ${options.outcomeWaitSeconds} s; it waits for its customer until ${authentication.expiraEn}: read it later with GET /pagos/${pagoId}`);
+  return EXIT.awaitingAuthentication;
 }
 
 function describe(answer: PagosAnswer): string {

@@ -38,8 +38,8 @@ export interface PagosClientOptions {
 export const PREFERRED_WAIT_SECONDS = 10;
 
 /**
- * One attempt at `POST /pagos` with the operation's Idempotency-Key. Rejects only when no answer
- * arrived (network error, timeout); every HTTP status resolves.
+ * One attempt at `POST /pagos` with the operation's Idempotency-Key, or one read of a payment.
+ * Rejects only when no answer arrived (network error, timeout); every HTTP status resolves.
  *
  * @example
  * const answer = await new PagosClient({ baseUrl, apiToken, timeoutMs: 15_000 }).postPago(key, pago); // sends Prefer: wait=10
@@ -65,9 +65,27 @@ export class PagosClient {
       body: JSON.stringify(pago),
       signal: AbortSignal.timeout(this.options.timeoutMs),
     });
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, text, json: parseJson(text) };
+    return answerOf(response);
   }
+
+  /**
+   * `GET /pagos/{id}` with `Prefer: wait=N` (N > 0): a service that supports it holds the request until
+   * the payment leaves `PENDIENTE`/`REQUIERE_AUTENTICACION` or N s pass; one that does not answers at once.
+   * The attempt may take N s, so its timeout is N s more than the client's own.
+   */
+  async getPago(id: string, waitSeconds: number): Promise<PagosAnswer> {
+    const response = await this.fetch(new URL(`/pagos/${encodeURIComponent(id)}`, this.options.baseUrl).toString(), {
+      method: 'GET',
+      headers: { authorization: `Bearer ${this.options.apiToken}`, ...(waitSeconds > 0 && { prefer: `wait=${waitSeconds}` }) },
+      signal: AbortSignal.timeout(this.options.timeoutMs + waitSeconds * 1000),
+    });
+    return answerOf(response);
+  }
+}
+
+async function answerOf(response: Response): Promise<PagosAnswer> {
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, text, json: parseJson(text) };
 }
 
 function parseJson(text: string): unknown {

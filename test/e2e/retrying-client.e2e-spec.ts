@@ -10,6 +10,7 @@ import { pay, type PayDependencies, resumePending } from '../../examples/client/
 import { PendingOperationsFile } from '../../examples/client/pending-operations.js';
 import type { AttemptReport } from '../../examples/client/send-with-retries.js';
 import { type AppProcess, startAppProcess } from '../support/app-process.js';
+import { embeddedProcessorUrlOf } from '../support/autenticacion.js';
 import { ALICE } from '../support/clients.js';
 import { checkedFetch, nuevoPago, postPago } from '../support/http.js';
 import { runNodeScript, type ScriptResult } from '../support/node-script.js';
@@ -25,6 +26,8 @@ import { waitUntil } from '../support/waiting.js';
  * as its own processes, PostgreSQL, HTTP over loopback, the client's pending-operations file on disk,
  * a TCP proxy that drops answers and one that cuts the database. Injected: the client's sleep, which
  * records each delay and returns once the state the client waits for is reached (never a timer).
+ * The built command line runs on its own timers; its 3-D Secure cases use the embedded local
+ * processor's challenge route, and the one that waits out `--esperar-s 1` takes that second.
  */
 describe('the example retrying client against the running service', () => {
   let url: string;
@@ -298,6 +301,47 @@ describe('the example retrying client against the running service', () => {
       expect(resumed.stdout).toMatch(/final answer: 201 Created/);
       expect(await chargesOf(pago)).toBe(1);
       expect((await client('pending', '--store', store)).stdout).toBe(`nothing pending in ${store}\n`);
+    });
+
+    describe('a card that needs 3-D Secure: the 202, the challenge at the embedded local processor, the wait for the outcome', () => {
+      const payNeedingAuthentication = async (...extra: string[]) => {
+        const pago = nuevoPago({ token: 'pm_card_authenticationRequired' });
+        const store = path.join(mkdtempSync(path.join(tmpdir(), 'pagos-client-3ds-')), 'pending.json');
+        const result = await client(
+          'pay', '--orden', pago.numeroOrden, '--monto', String(pago.monto), '--moneda', pago.moneda, '--token', pago.token,
+          '--store', store, '--base-url', service.baseUrl, '--procesador', embeddedProcessorUrlOf(service), ...extra,
+        );
+        return { pago, result, pending: new PendingOperationsFile(store).list() };
+      };
+
+      it('--autenticar ok: the 202 and its key forgotten, the challenge passed, APROBADO printed, exit 0, one charge', async () => {
+        const { pago, result, pending } = await payNeedingAuthentication('--autenticar', 'ok');
+
+        expect(result).toMatchObject({ code: 0, stderr: '' });
+        expect(result.stdout).toMatch(/^attempt 1: 202 Accepted -> final-answer$/m);
+        expect(result.stdout).toMatch(/^a real app hands autenticacion\.clientSecret to Stripe's SDK \(handleNextAction\)/m);
+        expect(result.stdout).toMatch(/^payment [0-9a-f-]{36}: APROBADO$/m);
+        expect(pending).toEqual([]);
+        expect(await chargesOf(pago)).toBe(1);
+      });
+
+      it('--autenticar falla: RECHAZADO with motivo autenticacion printed, exit 1, nothing charged', async () => {
+        const { pago, result } = await payNeedingAuthentication('--autenticar', 'falla');
+
+        expect(result).toMatchObject({ code: 1, stderr: '' });
+        expect(result.stdout).toMatch(/^payment [0-9a-f-]{36}: RECHAZADO \(motivo autenticacion\)$/m);
+        expect(result.stdout).toContain('"motivo":"autenticacion"');
+        expect(await chargesOf(pago)).toBe(0);
+      });
+
+      it('nobody authenticates within --esperar-s: the payment still waits, exit 3, the key forgotten all the same', async () => {
+        const { pago, result, pending } = await payNeedingAuthentication('--esperar-s', '1');
+
+        expect(result).toMatchObject({ code: 3, stderr: '' });
+        expect(result.stdout).toMatch(/^payment [0-9a-f-]{36} still REQUIERE_AUTENTICACION after 1 s; it waits for its customer until \S+: read it later with GET \/pagos\/[0-9a-f-]{36}$/m);
+        expect(pending).toEqual([]);
+        expect(await chargesOf(pago)).toBe(0);
+      });
     });
   });
 });

@@ -9,7 +9,8 @@
  * What varies from run to run is written in the README as a real value and compared by shape:
  * UUIDs, ISO timestamps and order numbers (`ORD-` + 8 hex digits, as the examples make them) match
  * any value of the same shape in the same place, whole or inside a longer string (a `detail`, a
- * `Location`); so do the numbers of `X-RateLimit-Remaining`/`-Reset` and the milliseconds a client
+ * `Location`); so do the processor's PaymentIntent ids and client secrets (`pi_…`, `pi_…_secret_…`,
+ * letters and digits), the numbers of `X-RateLimit-Remaining`/`-Reset` and the milliseconds a client
  * line prints. Everything else must be equal: the status line, every header shown, every body
  * field shown, and no body field that is not shown.
  */
@@ -30,6 +31,9 @@ const VARYING = [
   /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/,
   /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/,
   /ORD-[0-9a-f]{8}/,
+  // A PaymentIntent's client secret, then its id (the longer shape first): Stripe's and the local processor's alike.
+  /pi_[A-Za-z0-9]{14,}_secret_[A-Za-z0-9]{10,}/,
+  /pi_[A-Za-z0-9]{14,}/,
   /\d+ ms/,
 ];
 const VARYING_ANY = new RegExp(VARYING.map((pattern) => pattern.source).join('|'), 'g');

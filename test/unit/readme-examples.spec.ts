@@ -38,6 +38,14 @@ describe('comparing a README answer with a served one', () => {
     expect(httpDifferences(parseHttpAnswer(SHOWN), other)).toEqual(['body.numeroOrden: shown "ORD-71b6b606-B", served "ORD-1001-B"']);
   });
 
+  it("lets a PaymentIntent's id and client secret vary, inside a line and in a body, and nothing else that starts with pi_", () => {
+    const shown = 'playing the challenge: intent pi_PVw4L9oUHQhmejx1cfL3UD3f\n{"autenticacion":{"clientSecret":"pi_PVw4L9oUHQhmejx1cfL3UD3f_secret_LmtaLA1HSyp43lWCL5rKrWoOP"}}';
+    const printed = 'playing the challenge: intent pi_3QxAbcDEFghij0Kl\n{"autenticacion":{"clientSecret":"pi_3QxAbcDEFghij0Kl_secret_Zk1Hq2wAbcdEfgh"}}';
+    expect(textDifferences(shown, printed)).toEqual([]);
+    expect(textDifferences(shown, printed.replace('intent pi_3QxAbcDEFghij0Kl', 'intent pi_'))).toHaveLength(1);
+    expect(textDifferences(shown, printed.replace('_secret_Zk1Hq2wAbcdEfgh', ''))).toHaveLength(1);
+  });
+
   it('lets a client attempt line repeat, and catches a different outcome', () => {
     const shown = 'attempt 1: no answer -> retrying in 558 ms\nattempt 2: 409 Conflict -> retrying in 1282 ms\nattempt 3: 201 Created\nkey 361d684c-80e4-4afa-ada4-7a10043058e3 forgotten';
     const twice = 'attempt 1: no answer -> retrying in 12 ms\nattempt 2: 409 Conflict -> retrying in 1000 ms\nattempt 3: 409 Conflict -> retrying in 1500 ms\nattempt 4: 201 Created\nkey 7a406818-1524-4078-90f4-3a94c102b7fb forgotten\n';
