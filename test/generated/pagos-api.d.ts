@@ -96,8 +96,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One of your payments
-         * @description The payment as it is now, in any state.
+         * One of your payments, or its outcome once decided
+         * @description The payment as it is now, in any state. With `Prefer: wait=N`, a payment whose outcome is still to come is answered when it is decided or after N seconds, whichever is first, as it is then.
          */
         get: operations["obtenerPago"];
         put?: never;
@@ -1879,7 +1879,10 @@ export interface operations {
     obtenerPago: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description RFC 7240. `wait=N`: while the payment is `PENDIENTE` or `REQUIERE_AUTENTICACION`, wait up to N seconds (at most 60) for its outcome and answer as soon as it is decided, instead of polling: what an app sends right after Stripe's `handleNextAction`. A decided payment is answered at once. Other preferences, and a `wait` that is not a whole number, are ignored. */
+                Prefer?: string;
+            };
             path: {
                 /** @description Someone else's, unknown and malformed ids are all 404. */
                 id: string;
@@ -1891,6 +1894,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `wait=N` when this request waited (N seconds at most) for the payment to be decided; absent when it answered at once. */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
