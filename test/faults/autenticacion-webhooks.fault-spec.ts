@@ -11,15 +11,7 @@ import { backdateAuthentication, eventosDePago } from '../support/stale-payments
 import { newWebhookSecret } from '../support/stripe-events.js';
 import { RECONCILE_EVERY_SECOND } from '../support/survivor-and-victims.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
-
-/** Bounded waits that say what they waited for: a webhook retry or a reconcile pass on a loaded machine. */
-async function eventually(what: string, condition: () => Promise<boolean>, seconds = 40): Promise<void> {
-  const deadline = Date.now() + seconds * 1000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${seconds} s: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+import { eventually } from '../support/waiting.js';
 
 const SLOW_TEST_MS = 120_000;
 

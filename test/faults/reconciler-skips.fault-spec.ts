@@ -7,14 +7,7 @@ import { sampleOf, scrape } from '../support/metrics.js';
 import { startProcessorProcess, type ProcessorProcess } from '../support/processor-process.js';
 import { RECONCILE_EVERY_SECOND, RECONCILE_NEVER } from '../support/survivor-and-victims.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
-
-async function eventually(what: string, condition: () => Promise<boolean>, seconds = 40): Promise<void> {
-  const deadline = Date.now() + seconds * 1000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${seconds} s: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+import { eventually } from '../support/waiting.js';
 
 // The reconciler walks stale payments in id order: these two come first, the settleable one last.
 const STORED_500_ID = '00000000-0000-4000-8000-000000000001';

@@ -10,6 +10,7 @@ import { pagoAprobado, processorRefundsOf, refundTotals } from '../support/refun
 import { backdateAbandoned, estadoOf } from '../support/stale-payments.js';
 import { RECONCILE_EVERY_SECOND, RECONCILE_NEVER } from '../support/survivor-and-victims.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
+import { eventually } from '../support/waiting.js';
 
 /**
  * Exactly once across the second network hop, service → processor: the local processor runs as a
@@ -18,17 +19,6 @@ import { connect, createTestDatabase } from '../support/test-database.js';
  * official stripe SDK, PostgreSQL.
  */
 
-/**
- * Settling involves a processor call with latency and a reconcile pass: on a loaded machine that can
- * take far longer than a state change in one process, so waits are bounded in time and say what they waited for.
- */
-async function eventually(what: string, condition: () => Promise<boolean>, seconds = 40): Promise<void> {
-  const deadline = Date.now() + seconds * 1000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${seconds} s: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 // The tests that kill a service and wait for the reconciler.
 const RECONCILED_TEST_TIMEOUT_MS = 120_000;
 describe('the second hop: the processor loses answers, fails, is slow or down', () => {

@@ -19,3 +19,16 @@ export async function waitUntil(condition: () => Promise<boolean>, polls = 1000)
   }
   throw new Error('condition never became true');
 }
+
+/**
+ * Polls every 50 ms until `condition` holds, failing after `seconds` with what it waited for: for
+ * states that take a webhook's retry or a reconcile pass, which on a loaded machine can take far
+ * longer than a state change in one process.
+ */
+export async function eventually(what: string, condition: () => Promise<boolean>, seconds = 40): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`not within ${seconds} s: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
