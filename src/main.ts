@@ -50,6 +50,9 @@ async function bootstrap(config: AppConfig): Promise<void> {
     else if (!processor.processor.webhookSecret) {
       logger.warn('no STRIPE_WEBHOOK_SECRET: POST /stripe/webhooks refuses every event, and outcomes that come after the answer wait for the reconciler');
     }
+    if (config.webhooks.allowInsecureUrls) {
+      logger.warn('WEBHOOKS_ALLOW_INSECURE_URLS=true: webhook URLs may use http and reach internal addresses (no SSRF protection); for development and tests only');
+    }
     handleShutdownSignals(app, stopAll, embedded);
     await app.listen(config.port, '0.0.0.0');
     processor.listening(((app.getHttpServer() as Server).address() as AddressInfo).port);

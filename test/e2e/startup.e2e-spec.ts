@@ -5,6 +5,12 @@ import { nuevoPago, postPago } from '../support/http.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 
+// A production environment complete but for the variable each case takes away (nothing listens at port 1).
+const PRODUCTION = {
+  NODE_ENV: 'production', API_TOKENS: 'shop:a-real-secret-token-0001', DATABASE_URL: 'postgres://127.0.0.1:1/x',
+  STRIPE_SECRET_KEY: 'sk_live_abcdefgh12345678', STRIPE_WEBHOOK_SECRET: 'whsec_abcdefgh12345678',
+};
+
 /** Start-up of the built service as an operator runs it. */
 describe('starting the service', () => {
   const started: AppProcess[] = [];
@@ -17,6 +23,10 @@ describe('starting the service', () => {
     ['an unparsable DATABASE_URL', { DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
     ['a negative TTL', { DATABASE_URL: 'postgres://127.0.0.1:1/x', IDEMPOTENCY_TTL_SECONDS: '-5' }, 'IDEMPOTENCY_TTL_SECONDS'],
     ['a TTL shorter than the lock timeout', { DATABASE_URL: 'postgres://127.0.0.1:1/x', IDEMPOTENCY_TTL_SECONDS: '120', IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: '600' }, 'IDEMPOTENCY_TTL_SECONDS'],
+    ['NODE_ENV=production without API_TOKENS (the demo token)', { ...PRODUCTION, API_TOKENS: '' }, 'API_TOKENS'],
+    ['NODE_ENV=production with the demo token', { ...PRODUCTION, API_TOKENS: 'demo:demo-token-change-me-0001' }, 'API_TOKENS'],
+    ['NODE_ENV=production without DATABASE_URL (the embedded PostgreSQL)', { ...PRODUCTION, DATABASE_URL: '' }, 'DATABASE_URL'],
+    ['NODE_ENV=production with WEBHOOKS_ALLOW_INSECURE_URLS=true', { ...PRODUCTION, WEBHOOKS_ALLOW_INSECURE_URLS: 'true' }, 'WEBHOOKS_ALLOW_INSECURE_URLS'],
   ])('fails with exit code 1 and one line naming the variable for %s', async (_name, env, variable) => {
     const { code, stderr } = await runAppProcessToExit(env);
     expect(code).toBe(1);
