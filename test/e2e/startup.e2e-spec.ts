@@ -1,7 +1,10 @@
+import { createServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { runAppProcessToExit, runMigrationScript, startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
 import { nuevoPago, postPago } from '../support/http.js';
+import { runNodeScript } from '../support/node-script.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 
@@ -50,6 +53,24 @@ describe('starting the service', () => {
     for (const replica of replicas) {
       const created = await postPago(replica.baseUrl, { client: ALICE, key: crypto.randomUUID(), body: nuevoPago() });
       expect(created.status).toBe(201);
+    }
+  });
+
+  it('a port already in use: one line saying so and naming PORT, no stack, exit code 1', async () => {
+    const url = await createTestDatabase('startup_port_in_use');
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '0.0.0.0', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const { code, stdout, stderr } = await runNodeScript(path.resolve('dist/src/main.js'), [], {
+        DATABASE_URL: url, PORT: String(port), LOCAL_PROCESSOR_PORT: '0', LOG_FORMAT: 'json',
+      });
+      expect(code).toBe(1);
+      const errors = (stdout + stderr).split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: number; msg: string }).filter((line) => line.level >= 50);
+      expect(errors.map((line) => line.msg)).toEqual([`port ${port} is in use: stop what listens there, or set PORT to a free port`]);
+      expect(stdout + stderr).not.toMatch(/\s+at\s|EADDRINUSE/);
+    } finally {
+      holder.close();
     }
   });
 
