@@ -5,6 +5,7 @@ import { getMetadataStorage } from 'class-validator';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config/app-config.js';
 import { EnvSchema } from '../../src/config/env.schema.js';
+import { parseDockerfile } from '../support/dockerfile.js';
 
 /**
  * No container engine runs on the build machines, so the deployment files are checked as text:
@@ -92,8 +93,9 @@ describe('docker-compose.yml', () => {
 
   // Over the image's own ENV (NODE_ENV=production), as the container sees it: the production guards apply.
   it.each([...REPLICAS, 'migrate'])('%s\'s environment, over the image\'s, is one the service accepts', (name) => {
+    const runtime = parseDockerfile('Dockerfile').at(-1)!;
     const imageEnv = Object.fromEntries(
-      readFileSync('Dockerfile', 'utf8').split('\n').filter((line) => line.startsWith('ENV ')).flatMap((line) => [...line.matchAll(/(\w+)=(\S*)/g)].map((m) => [m[1]!, m[2]!])),
+      runtime.instructions.filter((i) => i.keyword === 'ENV').flatMap((i) => [...i.args.matchAll(/(\w+)=(\S*)/g)].map((m) => [m[1]!, m[2]!])),
     );
     expect(imageEnv.NODE_ENV).toBe('production');
     const environment = Object.fromEntries(Object.entries(services[name]!.environment!).map(([key, value]) => [key, value.replace(/^\$\{\w+:-(.*)\}$/, '$1')]));
