@@ -10,7 +10,11 @@ RUN npm ci --no-audit --no-fund
 COPY nest-cli.json tsconfig.json ./
 COPY src ./src
 COPY migrations ./migrations
-# Emits dist/src (the service and the migration script) and dist/migrations.
+# The local Stripe-compatible processor: the service imports it (its in-process stand-in), and compose
+# runs it as its own container (dist/processor/main.js).
+COPY processor ./processor
+# Emits dist/src (the service and the migration script), dist/migrations and dist/processor;
+# test/e2e/docker-build.e2e-spec.ts replays this stage without Docker.
 RUN npx nest build
 
 FROM node:26.12.1-bookworm-slim AS runtime

@@ -18,6 +18,6 @@ export declare function buildIfStale(
   options?: {
     readonly always?: boolean;
     readonly run?: (root: string, command: readonly string[]) => number;
-    readonly onBuild?: (target: BuildTarget) => void;
+    readonly onBuild?: (target: BuildTarget, reason: 'asked for' | 'no build yet' | 'its sources changed since the last build') => void;
   },
 ): boolean;

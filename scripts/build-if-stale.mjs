@@ -60,20 +60,29 @@ function filesOf(root, input) {
 
 /** Whether `target`'s output in `root` was built from inputs other than the present ones (or never built). */
 export function isStale(root, target, digest = inputsDigest(root, target.inputs)) {
+  return staleness(root, target, digest) !== undefined;
+}
+
+/** Why `target` needs a build, as the line before it says; undefined when its output is current. */
+function staleness(root, target, digest) {
   const stamp = path.join(root, target.outDir, STAMP_FILE);
-  return !existsSync(stamp) || readFileSync(stamp, 'utf8').trim() !== digest;
+  // A fresh clone (or a build that failed, which leaves no stamp) has nothing to compare with.
+  if (!existsSync(stamp)) return 'no build yet';
+  return readFileSync(stamp, 'utf8').trim() === digest ? undefined : 'its sources changed since the last build';
 }
 
 /**
  * Builds `target` when stale (or `always`), then stamps its output with the digest taken *before*
  * the build: a source edited while it runs makes the next call build again. A failed build leaves
- * no stamp. `run` runs the command and returns its exit status; `onBuild` hears of a build before
- * it starts. Returns whether it built.
+ * no stamp. `run` runs the command and returns its exit status; `onBuild` hears of a build, and why
+ * ('asked for', 'no build yet', 'its sources changed since the last build'), before it starts.
+ * Returns whether it built.
  */
 export function buildIfStale(root, target, { always = false, run = runCommand, onBuild = () => {} } = {}) {
   const digest = inputsDigest(root, target.inputs);
-  if (!always && !isStale(root, target, digest)) return false;
-  onBuild(target);
+  const reason = always ? 'asked for' : staleness(root, target, digest);
+  if (reason === undefined) return false;
+  onBuild(target, reason);
   const stamp = path.join(root, target.outDir, STAMP_FILE);
   rmSync(stamp, { force: true });
   const status = run(root, target.command);
@@ -101,8 +110,7 @@ function main(argv) {
   const root = path.resolve(import.meta.dirname, '..');
   try {
     // On stderr: what the command run after the build prints on stdout stays its own.
-    const onBuild = (target) =>
-      console.error(`building ${target.outDir}/ (${target.command.join(' ')}): ${always ? 'asked for' : 'its sources changed since the last build'}`);
+    const onBuild = (target, reason) => console.error(`building ${target.outDir}/ (${target.command.join(' ')}): ${reason}`);
     for (const name of names) buildIfStale(root, TARGETS[name], { always, onBuild });
     return 0;
   } catch (error) {

@@ -5,6 +5,7 @@ import { AppModule } from './app.module.js';
 import type { AppConfig } from './config/app-config.js';
 import { answerClientErrorWithProblem } from './http/client-error.handler.js';
 import { Draining } from './http/draining.js';
+import { answerFrameworkErrorWithProblem } from './http/framework-error.handler.js';
 import { acceptJsonBodiesOnly } from './http/json-body.parser.js';
 import { serveOpenApiDocs } from './http/openapi-docs.js';
 import { ProblemFilter } from './http/problem.filter.js';
@@ -23,6 +24,8 @@ function createHttpAdapter(): FastifyAdapter {
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
     clientErrorHandler: answerClientErrorWithProblem,
+    // The router's own refusals (a path that does not decode, an over-long parameter) in problem+json too.
+    frameworkErrors: answerFrameworkErrorWithProblem,
     // Shutdown answers are the Draining hook's problem+json 503s, not Fastify's bare ones.
     return503OnClosing: false,
     // Paths match as they did on Express: `/pagos/` and `/Pagos` are `/pagos`.

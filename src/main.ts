@@ -9,10 +9,12 @@ import { Draining } from './http/draining.js';
 import { DOCS_PATH } from './http/openapi-docs.js';
 import { describeDatabase } from './database/database-description.js';
 import { type RunningPostgres, startEmbeddedPostgres } from './database/embedded-postgres.js';
+import { assertPortFree } from './bootstrap/port-check.js';
 import { connectProcessor } from './bootstrap/processor-connection.js';
 import { PinoNestLogger } from './logging/pino-nest-logger.js';
 import { createRequestLogger } from './logging/request-logger.js';
 
+const LISTEN_HOST = '0.0.0.0';
 const IDLE_SWEEP_MS = 50;
 // A repeat of the first signal within this is the same Ctrl-C arriving twice, not a second one.
 const REPEATED_SIGNAL_MS = 1000;
@@ -34,6 +36,7 @@ async function bootstrap(config: AppConfig): Promise<void> {
   let embedded: RunningPostgres | undefined;
   let nestReported = false;
   try {
+    await assertPortFree(config.port, LISTEN_HOST);
     embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ ...config.embeddedPg, persistent: true });
     if (embedded) stops.push(embedded.stop);
     logger.log(describeDatabase(config.databaseUrl, embedded));
@@ -50,14 +53,17 @@ async function bootstrap(config: AppConfig): Promise<void> {
     else if (!processor.processor.webhookSecret) {
       logger.warn('no STRIPE_WEBHOOK_SECRET: POST /stripe/webhooks refuses every event, and outcomes that come after the answer wait for the reconciler');
     }
+    if (config.webhooks.allowInsecureUrls) {
+      logger.warn('WEBHOOKS_ALLOW_INSECURE_URLS=true: webhook URLs may use http and reach internal addresses (no SSRF protection); for development and tests only');
+    }
     handleShutdownSignals(app, stopAll, embedded);
-    await app.listen(config.port, '0.0.0.0');
+    await app.listen(config.port, LISTEN_HOST);
     processor.listening(((app.getHttpServer() as Server).address() as AddressInfo).port);
     logger.log(`pagos listening on port ${config.port} (0.0.0.0): http://localhost:${config.port}, API docs at http://localhost:${config.port}/${DOCS_PATH}`);
   } catch (error) {
     // Before the app's logger existed, the buffered lines have nowhere to go: give them one.
     Logger.overrideLogger(new PinoNestLogger(createRequestLogger(config.log).logger));
-    if (!nestReported) logger.error(error);
+    if (!nestReported) logger.error(isPortInUse(error) ? `port ${config.port} is in use: stop what listens there, or set PORT to a free port` : error);
     Logger.flush();
     await stopAll().catch((stopError: unknown) => logger.error(stopError));
     process.exit(1);
@@ -99,6 +105,11 @@ function handleShutdownSignals(app: NestFastifyApplication, stopAll: () => Promi
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+}
+
+// Another process (often another `npm start`) holds the port: the operator's to fix, so one line, no stack.
+function isPortInUse(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE';
 }
 
 function stoppedLine(embedded: RunningPostgres | undefined): string {

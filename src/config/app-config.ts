@@ -2,7 +2,12 @@ import { existsSync } from 'node:fs';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import type { ConfigService } from '@nestjs/config';
+import { ConfigError } from './config.error.js';
+import { assertSafeEnvironment, DEMO_API_TOKENS } from './env.safety.js';
 import { EnvSchema, type LogFormat, type LogLevel } from './env.schema.js';
+
+export { ConfigError } from './config.error.js';
+export { DEMO_API_TOKENS } from './env.safety.js';
 
 export interface ApiClient {
   readonly clientId: string;
@@ -75,14 +80,6 @@ export interface AppConfig {
 /** The validated configuration as modules inject it: `config.get('idempotency', { infer: true })`. */
 export type AppConfigService = ConfigService<AppConfig, true>;
 
-/** Thrown for a bad environment; its message is the single line printed at start-up. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
-
-// A demo client so that `npm start` answers curl with no setup; real deployments set API_TOKENS.
-export const DEMO_API_TOKENS = 'demo:demo-token-change-me-0001';
-
 export const CONFIG_DEFAULTS = {
   // 3000 is the NestJS convention and what the README's curl examples use.
   port: 3000,
@@ -153,23 +150,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   const parsed = plainToInstance(EnvSchema, withoutEmptyValues(env), { excludeExtraneousValues: false });
   const errors = validateSync(parsed, { forbidUnknownValues: false });
   if (errors.length > 0) throw new ConfigError(describe(errors[0]!));
-  assertProcessorSafe(parsed);
+  assertSafeEnvironment(parsed);
   const config = toAppConfig(parsed);
   assertConsistent(config);
   return config;
-}
-
-function assertProcessorSafe(env: EnvSchema): void {
-  if (env.STRIPE_SECRET_KEY) {
-    if (env.NODE_ENV === 'production' && !env.STRIPE_WEBHOOK_SECRET) {
-      throw new ConfigError('STRIPE_WEBHOOK_SECRET is required with NODE_ENV=production and STRIPE_SECRET_KEY: without webhooks, outcomes wait for the reconciler');
-    }
-    return;
-  }
-  if (env.NODE_ENV === 'production') {
-    throw new ConfigError('STRIPE_SECRET_KEY is required with NODE_ENV=production: the local processor moves no real money');
-  }
-  if (env.STRIPE_API_URL) throw new ConfigError('STRIPE_API_URL needs STRIPE_SECRET_KEY (without both, the local processor is started)');
 }
 
 function toAppConfig(env: EnvSchema): AppConfig {

@@ -134,7 +134,7 @@ export class EnvSchema {
   @Max(60)
   WEBHOOK_TIMEOUT_SECONDS?: number;
 
-  /** `production` refuses to start without STRIPE_SECRET_KEY: the local processor moves no real money. */
+  /** `production` refuses the development conveniences: see env.safety.ts (API_TOKENS, DATABASE_URL, WEBHOOKS_ALLOW_INSECURE_URLS, STRIPE_*). */
   @IsOptional()
   @IsString()
   NODE_ENV?: string;

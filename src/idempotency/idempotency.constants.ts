@@ -25,6 +25,10 @@ export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 // As Stripe; long enough for a UUID or a ULID with a prefix, short enough for an index.
 export const MAX_KEY_LENGTH = 255;
 
+// Three renewals fit in one lease (lock timeout), so a single slow or failed renewal does not lose the claim;
+// an owner silent for longer than two renewal intervals has stopped (killed or hung).
+export const RENEWALS_PER_LEASE = 3;
+
 // An in-flight duplicate should come back soon: most handlers finish within a second.
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 

@@ -1,9 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { IdempotencyStore } from './idempotency.store.js';
+import { RENEWALS_PER_LEASE } from './idempotency.constants.js';
 import type { Claim } from './idempotency.types.js';
-
-// Three renewals fit in one lease, so a single slow or failed renewal does not lose the claim.
-const RENEWALS_PER_LEASE = 3;
 
 /** Renews a claim's lease while its handler runs, so a slow but live request is never taken over. */
 export class LeaseKeeper {

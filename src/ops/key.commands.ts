@@ -3,6 +3,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { parseIdempotencyKey } from '../idempotency/idempotency-key.js';
 import type { IdempotencyStore } from '../idempotency/idempotency.store.js';
 import type { KeyDescription } from '../idempotency/idempotency.types.js';
+import { describeLease, leaseOwnerOf } from './lease-owner.js';
 import { knownClient, OpsError, opsConfig, withOps } from './ops-arguments.js';
 import { printFields, seconds } from './output.js';
 
@@ -38,7 +39,7 @@ async function showKey(options: KeyOptions & { body?: boolean }): Promise<void> 
       ['client', found.scope],
       ['key', found.key],
       ['state', found.expired ? `${found.status} (expired: a new request with this key starts a new operation)` : found.status],
-      ['lease age', found.leaseAgeSeconds === null ? '-' : `${seconds(found.leaseAgeSeconds)} (${found.leaseExpired ? 'expired: its owner is gone' : 'live: its owner renews it'})`],
+      ['lease age', found.leaseAgeSeconds === null ? '-' : describeLease(found, config.idempotency.lockTimeoutSeconds)],
       ['operation id', found.operationId],
       ['stored status', found.responseStatus === null ? '-' : String(found.responseStatus)],
       ['created', found.createdAt.toISOString()],
@@ -55,7 +56,7 @@ async function releaseKey(options: KeyOptions & { force?: boolean }): Promise<vo
       console.log(`released key ${key} of client ${scope}: the next retry with it takes the operation over at once`);
       return;
     }
-    throw new OpsError(whyNotReleased(await describe(keys, scope, key)));
+    throw new OpsError(whyNotReleased(await describe(keys, scope, key), config.idempotency.lockTimeoutSeconds));
   });
 }
 
@@ -72,10 +73,14 @@ async function describe(store: IdempotencyStore, scope: string, key: string): Pr
   return found;
 }
 
-function whyNotReleased(found: KeyDescription): string {
+function whyNotReleased(found: KeyDescription, lockTimeoutSeconds: number): string {
   if (found.expired) return `key ${found.key} has expired: there is nothing to release`;
   if (found.status !== 'in_flight') return `key ${found.key} is ${found.status}, not in_flight: nothing released`;
-  return `key ${found.key} is held by a live attempt (lease renewed ${seconds(found.leaseAgeSeconds ?? 0)} ago): nothing released; --force releases it anyway`;
+  const age = found.leaseAgeSeconds ?? 0;
+  if (leaseOwnerOf(found, lockTimeoutSeconds) === 'gone') {
+    return `key ${found.key}'s owner is gone (no renewal for ${seconds(age)}), but its lease lasts the lock timeout (${lockTimeoutSeconds} s): nothing released; --force releases it now`;
+  }
+  return `key ${found.key} is held by a live attempt (lease renewed ${seconds(age)} ago): nothing released; --force releases it anyway`;
 }
 
 function keyOf(value: string): string {

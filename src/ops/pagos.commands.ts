@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { ClaimState } from '../idempotency/idempotency.types.js';
 import type { PendingOperation } from '../pagos/abandoned-operations.js';
+import { leaseOwnerOf } from './lease-owner.js';
 import { opsConfig, withOps } from './ops-arguments.js';
 import { parseDuration, seconds } from './output.js';
 
@@ -22,11 +23,12 @@ export function addPagosCommands(program: Command): void {
 }
 
 async function listPending(olderThanSeconds: number): Promise<void> {
-  await withOps(await opsConfig(), async ({ keys, reconciler }) => {
+  const config = await opsConfig();
+  await withOps(config, async ({ keys, reconciler }) => {
     const pending = await reconciler.stalePending(olderThanSeconds, PENDING_LIST_LIMIT);
     const claims = await keys.findOperationClaims(pending.map((operation) => operation.operationId));
     if (pending.length === 0) console.log('no payment or refund is PENDIENTE');
-    for (const operation of pending) console.log(`${describe(operation)}  claim: ${describeClaim(claims.get(operation.operationId))}`);
+    for (const operation of pending) console.log(`${describe(operation)}  claim: ${describeClaim(claims.get(operation.operationId), config.idempotency.lockTimeoutSeconds)}`);
   });
 }
 
@@ -43,12 +45,14 @@ function describe(operation: PendingOperation<unknown>): string {
   return `${operation.summary}  untouched ${seconds(age)}`;
 }
 
-function describeClaim(claim: ClaimState | undefined): string {
+function describeClaim(claim: ClaimState | undefined, lockTimeoutSeconds: number): string {
   if (!claim) return 'none (no live key: the reconciler settles it by itself)';
   const who = `key ${claim.key}`;
   if (claim.status !== 'in_flight') return `${claim.status} (${who})`;
   const lease = seconds(claim.leaseAgeSeconds ?? 0);
-  return claim.leaseExpired ? `in_flight, owner gone (lease ${lease} old, ${who})` : `in_flight, live (lease renewed ${lease} ago, ${who})`;
+  // Gone once it missed its renewals (lease-owner.ts), not only once a retry may take it over.
+  const live = leaseOwnerOf(claim, lockTimeoutSeconds) === 'live';
+  return live ? `in_flight, live (lease renewed ${lease} ago, ${who})` : `in_flight, owner gone (lease ${lease} old, ${who})`;
 }
 
 function durationOption(value: string): number {

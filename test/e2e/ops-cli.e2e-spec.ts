@@ -83,7 +83,18 @@ describe('the operator CLI', () => {
     const { key } = await liveClaim();
     const shown = await ops('key', 'show', '--client', 'alice', '--key', key);
     expect(shown.stdout).toMatch(/^state\s+in_flight$/m);
-    expect(shown.stdout).toMatch(/^lease age\s+\d+\.\d s \(live: its owner renews it\)$/m);
+    expect(shown.stdout).toMatch(/^lease age\s+\d+\.\d s \(live: its owner renews it every 20\.0 s\)$/m);
+  });
+
+  // As after a SIGKILL: no renewal for 45 s of the 60 s lock timeout (renewals due every 20 s), backdated rather than waited.
+  it('key show and key release say the owner of a lease that missed its renewals is gone, before a retry may take it over', async () => {
+    const { key } = await liveClaim();
+    await db.query(`UPDATE idempotency_keys SET locked_at = now() - interval '45 seconds' WHERE scope = 'alice' AND key = $1`, [key]);
+    const shown = await ops('key', 'show', '--client', 'alice', '--key', key);
+    expect(shown.stdout).toMatch(/^lease age\s+4\d\.\d s \(its owner is gone: it missed its renewals; a retry takes it over in \d+\.\d s, `key release --force` at once\)$/m);
+    const refused = await ops('key', 'release', '--client', 'alice', '--key', key);
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/owner is gone .* --force releases it now/) });
+    expect((await keyRow(db, ALICE.clientId, key))!.status).toBe('in_flight');
   });
 
   it('key release: refuses a live lease, releases it with --force, and releases an abandoned one', async () => {

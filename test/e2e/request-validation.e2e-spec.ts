@@ -112,6 +112,21 @@ describe('Idempotency-Key and body validation, answered before the key is claime
     await expectNothingStored(key, body.numeroOrden, charges);
   });
 
+  // Fastify's router refuses these before any hook or route runs (its frameworkErrors); plain fetch, as
+  // no route of the OpenAPI document is chosen for them.
+  it.each([
+    ['a path that does not percent-decode', '/pagos/%zz', 400, 'malformed-request'],
+    ['a truncated UTF-8 escape in the path', '/pagos/%E0%A4%A', 400, 'malformed-request'],
+    ['a path parameter over the router\'s length limit', `/pagos/${'a'.repeat(150)}`, 414, 'uri-too-long'],
+  ])('%s is a problem+json answer with a request id, not Fastify\'s bare JSON', async (_name, path, status, slug) => {
+    const response = await fetch(`${app.baseUrl}${path}`, { headers: { authorization: `Bearer ${ALICE.token}`, 'x-request-id': 'trace-0123' } });
+    const text = await response.text();
+    expectProblem({ status: response.status, headers: response.headers, text, json: JSON.parse(text) }, status, slug);
+    expect(response.headers.get('x-request-id')).toBe('trace-0123');
+    expect(text).not.toContain('aaaaaaaaaa');
+    expect(text).not.toContain('FST_ERR');
+  });
+
   // Node's HTTP parser refuses DEL and the other control bytes in a header before Fastify runs;
   // the server's clientError handler still answers with a problem.
   it.each([

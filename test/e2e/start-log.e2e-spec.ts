@@ -88,6 +88,16 @@ describe('the start and stop log', () => {
     ]);
   });
 
+  it('with WEBHOOKS_ALLOW_INSECURE_URLS=true, a warning says the SSRF protection is off', async () => {
+    const app = await start({ LOG_LEVEL: 'info', DB_MIGRATIONS_RUN: 'false', WEBHOOKS_ALLOW_INSECURE_URLS: 'true' });
+    expect(await app.stop('SIGTERM')).toBe(0);
+    const warnings = jsonLines(app).filter((line) => line.level === WARN).map((line) => line.msg);
+    expect(warnings).toEqual([
+      NO_REAL_MONEY,
+      'WEBHOOKS_ALLOW_INSECURE_URLS=true: webhook URLs may use http and reach internal addresses (no SSRF protection); for development and tests only',
+    ]);
+  });
+
   it('with LOG_FORMAT=pretty, the same lines for a person', async () => {
     const app = await start({ LOG_FORMAT: 'pretty', LOG_LEVEL: 'info', DB_MIGRATIONS_RUN: 'false' });
     expect(await app.stop('SIGTERM')).toBe(0);

@@ -13,6 +13,10 @@ const CONFIG_WAITING_DEFAULTS = {
   defaultSeconds: CONFIG_DEFAULTS.defaultWaitSeconds, maxSeconds: CONFIG_DEFAULTS.maxWaitSeconds, maxWaiters: CONFIG_DEFAULTS.maxWaiters,
 };
 
+// Everything production needs but the processor's settings, then with them.
+const PRODUCTION_BASE = { NODE_ENV: 'production', API_TOKENS: `alice:${TOKEN_A}`, DATABASE_URL: 'postgres://pagos@db.internal:5432/pagos' };
+const PRODUCTION = { ...PRODUCTION_BASE, STRIPE_SECRET_KEY: 'sk_live_abcdefgh12345678', STRIPE_WEBHOOK_SECRET: 'whsec_abcdefgh12345678' };
+
 /** The ConfigError `loadConfig(env)` throws; fails the test if it throws nothing or something else. */
 function configErrorFor(env: NodeJS.ProcessEnv): ConfigError {
   try {
@@ -247,13 +251,12 @@ describe('loadConfig: the payment processor', () => {
   });
 
   it('NODE_ENV=production without a key refuses to start: the local processor moves no real money', () => {
-    expectOneLineNaming(configErrorFor({ NODE_ENV: 'production' }), 'STRIPE_SECRET_KEY');
-    const live = { NODE_ENV: 'production', STRIPE_SECRET_KEY: 'sk_live_abcdefgh12345678', STRIPE_WEBHOOK_SECRET: 'whsec_abcdefgh12345678' };
-    expect(loadConfig(live).processor).toMatchObject({ secretKey: 'sk_live_abcdefgh12345678', webhookSecret: 'whsec_abcdefgh12345678' });
+    expectOneLineNaming(configErrorFor({ ...PRODUCTION_BASE }), 'STRIPE_SECRET_KEY');
+    expect(loadConfig(PRODUCTION).processor).toMatchObject({ secretKey: 'sk_live_abcdefgh12345678', webhookSecret: 'whsec_abcdefgh12345678' });
   });
 
   it('NODE_ENV=production with a key but no webhook secret refuses to start: outcomes after the answer would wait for the reconciler', () => {
-    expectOneLineNaming(configErrorFor({ NODE_ENV: 'production', STRIPE_SECRET_KEY: 'sk_live_abcdefgh12345678' }), 'STRIPE_WEBHOOK_SECRET');
+    expectOneLineNaming(configErrorFor({ ...PRODUCTION_BASE, STRIPE_SECRET_KEY: 'sk_live_abcdefgh12345678' }), 'STRIPE_WEBHOOK_SECRET');
     expect(loadConfig({ STRIPE_SECRET_KEY: 'sk_test_abcdefgh12345678' }).processor.webhookSecret).toBeUndefined();
   });
 
@@ -274,6 +277,35 @@ describe('loadConfig: the payment processor', () => {
 
   it('a bad secret key is never echoed', () => {
     expect(configErrorFor({ STRIPE_SECRET_KEY: 'sk_test_short' }).message).not.toContain('sk_test_short');
+  });
+});
+
+describe('loadConfig: NODE_ENV=production refuses the development conveniences', () => {
+  it('a complete production environment is accepted', () => {
+    const config = loadConfig(PRODUCTION);
+    expect(config.apiClients).toEqual([{ clientId: 'alice', token: TOKEN_A }]);
+    expect(config.databaseUrl).toBe(PRODUCTION.DATABASE_URL);
+    expect(config.webhooks.allowInsecureUrls).toBe(false);
+    expect(loadConfig({ ...PRODUCTION, WEBHOOKS_ALLOW_INSECURE_URLS: 'false' }).webhooks.allowInsecureUrls).toBe(false);
+  });
+
+  it.each([
+    ['without API_TOKENS (the README\'s demo token would work)', { API_TOKENS: undefined }, 'API_TOKENS'],
+    ['with API_TOKENS left empty', { API_TOKENS: '' }, 'API_TOKENS'],
+    ['with the demo token among API_TOKENS', { API_TOKENS: `alice:${TOKEN_A},${DEMO_API_TOKENS}` }, 'API_TOKENS'],
+    ['with the demo token under another client id', { API_TOKENS: 'shop:demo-token-change-me-0001' }, 'API_TOKENS'],
+    ['without DATABASE_URL (the embedded PostgreSQL, superuser postgres/postgres)', { DATABASE_URL: undefined }, 'DATABASE_URL'],
+    ['with WEBHOOKS_ALLOW_INSECURE_URLS=true', { WEBHOOKS_ALLOW_INSECURE_URLS: 'true' }, 'WEBHOOKS_ALLOW_INSECURE_URLS'],
+  ])('refuses to start %s, in one line naming it', (_name, change, variable) => {
+    const error = configErrorFor({ ...PRODUCTION, ...change });
+    expectOneLineNaming(error, variable);
+    expect(error.message).toContain('NODE_ENV=production');
+    expect(error.message).not.toContain(TOKEN_A);
+  });
+
+  it('outside production the same settings are allowed (development, tests)', () => {
+    expect(loadConfig({ NODE_ENV: 'development', WEBHOOKS_ALLOW_INSECURE_URLS: 'true' }).webhooks.allowInsecureUrls).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'test' }).databaseUrl).toBeUndefined();
   });
 });
 

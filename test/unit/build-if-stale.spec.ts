@@ -88,6 +88,20 @@ describe('build if stale', () => {
     expect(build()).toBe(true);
   });
 
+  it('says why it builds: no build yet on a fresh clone (or after a failed build), then changed sources, or asked for', () => {
+    const reasons: string[] = [];
+    const onBuild = (_target: BuildTarget, reason: string): void => void reasons.push(reason);
+    const run = (): number => (write('dist/src/main.js', 'compiled'), 0);
+    buildIfStale(root, target, { run, onBuild });
+    write('src/main.ts', 'export const a = 2;');
+    buildIfStale(root, target, { run, onBuild });
+    buildIfStale(root, target, { run, onBuild, always: true });
+    write('src/main.ts', 'export const a = 3;');
+    expect(() => buildIfStale(root, target, { run: () => 1, onBuild })).toThrow();
+    buildIfStale(root, target, { run, onBuild });
+    expect(reasons).toEqual(['no build yet', 'its sources changed since the last build', 'asked for', 'its sources changed since the last build', 'no build yet']);
+  });
+
   it('--always builds even when nothing changed, and leaves the stamp for the next call', () => {
     build();
     expect(build({ always: true })).toBe(true);

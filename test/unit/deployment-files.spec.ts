@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { getMetadataStorage } from 'class-validator';
 import { parse } from 'yaml';
+import { loadConfig } from '../../src/config/app-config.js';
 import { EnvSchema } from '../../src/config/env.schema.js';
+import { parseDockerfile } from '../support/dockerfile.js';
 
 /**
  * No container engine runs on the build machines, so the deployment files are checked as text:
@@ -87,6 +89,17 @@ describe('docker-compose.yml', () => {
     expect(publishing.map(([name]) => name)).toEqual(['proxy']);
     expect(services.proxy!.depends_on).toEqual(Object.fromEntries(REPLICAS.map((name) => [name, { condition: 'service_healthy' }])));
     expect(services.proxy!.volumes).toContain('./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro');
+  });
+
+  // Over the image's own ENV (NODE_ENV=production), as the container sees it: the production guards apply.
+  it.each([...REPLICAS, 'migrate'])('%s\'s environment, over the image\'s, is one the service accepts', (name) => {
+    const runtime = parseDockerfile('Dockerfile').at(-1)!;
+    const imageEnv = Object.fromEntries(
+      runtime.instructions.filter((i) => i.keyword === 'ENV').flatMap((i) => [...i.args.matchAll(/(\w+)=(\S*)/g)].map((m) => [m[1]!, m[2]!])),
+    );
+    expect(imageEnv.NODE_ENV).toBe('production');
+    const environment = Object.fromEntries(Object.entries(services[name]!.environment!).map(([key, value]) => [key, value.replace(/^\$\{\w+:-(.*)\}$/, '$1')]));
+    expect(() => loadConfig({ ...imageEnv, ...environment })).not.toThrow();
   });
 
   it('every variable it sets for the service is in the env schema and in .env.example', () => {

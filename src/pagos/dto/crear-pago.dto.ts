@@ -15,12 +15,13 @@ export const CrearPagoDto = z
       .meta({ description: 'Amount in minor units (cents): 1999 is 19.99. Never a decimal.', example: 1999 }),
     moneda: z
       .string({ error: fieldTypeError('moneda', 'a string') })
-      .regex(/^[A-Z]{3}$/, { error: 'moneda must be an upper-case ISO 4217 code such as "EUR"' })
+      // A value that is not three capitals is told so once: the code list is checked only after.
+      .regex(/^[A-Z]{3}$/, { error: 'moneda must be an upper-case ISO 4217 code such as "EUR"', abort: true })
       .refine(isISO4217CurrencyCode, { error: 'moneda must be an ISO 4217 currency code such as "EUR"' })
       .meta({ description: 'Upper-case ISO 4217 currency code.', example: 'EUR' }),
     token: z
       .string({ error: fieldTypeError('token', 'a string') })
-      .min(1, { error: 'token must not be empty' })
+      .min(1, { error: 'token must not be empty', abort: true })
       .max(255, { error: 'token must be at most 255 characters' })
       .regex(/^[\x21-\x7e]+$/, { error: 'token must be printable ASCII without spaces' })
       .meta({
