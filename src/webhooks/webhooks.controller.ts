@@ -3,6 +3,7 @@ import { AuthenticatedClient } from '../auth/authenticated-client.js';
 import { JoinableCommit } from '../database/joinable-commit.decorator.js';
 import type { DeferredCommit } from '../database/transactions.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
+import { RateLimited } from '../rate-limit/rate-limited.decorator.js';
 import { CrearWebhookDto } from './dto/crear-webhook.dto.js';
 import { toWebhookResponse, type WebhookCreadoResponse, type WebhookResponse } from './dto/webhook.response.js';
 import { WebhookNoEncontradoError } from './webhooks.errors.js';
@@ -18,6 +19,7 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Post()
+  @RateLimited()
   @Idempotent()
   @HttpCode(HttpStatus.CREATED)
   @ApiCrearWebhook()

@@ -17,3 +17,14 @@ export class UrlDeWebhookNoPermitidaError extends ProblemException {
     );
   }
 }
+
+/** The client already has as many endpoints as WEBHOOKS_MAX_PER_CLIENT allows. Final: stored under the key. */
+export class LimiteDeWebhooksError extends ProblemException {
+  constructor(limit: number) {
+    super(
+      { slug: 'limite-de-webhooks', title: 'Webhook endpoint limit reached', status: HttpStatus.CONFLICT },
+      `You already have ${limit} webhook endpoints, the most a client may have. Delete one you no longer use (DELETE /webhooks/{id}), then register this one with a new Idempotency-Key.`,
+      { limite: limit },
+    );
+  }
+}

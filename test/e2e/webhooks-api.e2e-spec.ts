@@ -1,22 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type pg from 'pg';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE, BOB, type TestClient } from '../support/clients.js';
 import { get, postJson } from '../support/http.js';
-import { createTestDatabase } from '../support/test-database.js';
+import { connect, createTestDatabase } from '../support/test-database.js';
 
-/** Real: two service processes (URL checks on, and off with WEBHOOKS_ALLOW_INSECURE_URLS) on one PostgreSQL. */
+const CAP = 3;
+
+/**
+ * Real: three service processes on one PostgreSQL: URL checks on; off (WEBHOOKS_ALLOW_INSECURE_URLS);
+ * and on with a cap of 3 endpoints per client and 25 registrations a minute.
+ */
 describe('the /webhooks API: endpoints per client, secret shown once, no URL into internal networks', () => {
   let strict: AppProcess;
   let insecure: AppProcess;
+  let capped: AppProcess;
+  let db: pg.Client;
 
   beforeAll(async () => {
     const url = await createTestDatabase('webhooks-api');
     strict = await startAppProcess(url);
     insecure = await startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', WEBHOOKS_ALLOW_INSECURE_URLS: 'true' });
+    capped = await startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', WEBHOOKS_MAX_PER_CLIENT: String(CAP), RATE_LIMIT_REQUESTS: '25', RATE_LIMIT_WINDOW_SECONDS: '60' });
+    db = await connect(url);
   });
 
   afterAll(async () => {
+    await db?.end();
+    await capped?.stop();
     await insecure?.stop();
     await strict?.stop();
   });
@@ -77,5 +89,32 @@ describe('the /webhooks API: endpoints per client, secret shown once, no URL int
       expect([400, 422]).toContain(refused.status);
       if (body.url !== 'nope') expect(refused.json.type).toBe('https://pagos.dev/problems/validation-failed');
     }
+  });
+
+  it(`20 registrations at once against a cap of ${CAP}: exactly ${CAP} are created, the rest get 409 limite-de-webhooks`, async () => {
+    await db.query(`DELETE FROM webhook_endpoints WHERE client_id = $1`, [ALICE.clientId]);
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => register(capped, { url: `https://93.184.215.14/hooks/${i}`, eventos: ['pago.aprobado'] })));
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([...Array(CAP).fill(201), ...Array(20 - CAP).fill(409)]);
+    const refused = answers.find((answer) => answer.status === 409)!;
+    expect(refused.json).toMatchObject({ type: 'https://pagos.dev/problems/limite-de-webhooks', status: 409, limite: CAP });
+    expect(refused.json.detail).toMatch(/DELETE \/webhooks/);
+    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE client_id = $1`, [ALICE.clientId]);
+    expect(rows[0]!.n).toBe(CAP);
+
+    // Deleting one makes room for one more.
+    const created = answers.find((answer) => answer.status === 201)!;
+    expect((await remove(capped, created.json.id)).status).toBe(204);
+    expect((await register(capped, { url: 'https://93.184.215.14/hooks/again', eventos: ['pago.aprobado'] })).status).toBe(201);
+  });
+
+  it('POST /webhooks is rate-limited per client like the other POSTs: X-RateLimit-* headers, then 429 with Retry-After', async () => {
+    const answers = [];
+    for (let i = 0; i < 26; i++) answers.push(await register(capped, { url: `https://93.184.215.14/limited/${i}`, eventos: ['pago.aprobado'] }, randomUUID(), BOB));
+    expect(answers[0]!.headers.get('x-ratelimit-limit')).toBe('25');
+    expect(answers[0]!.headers.get('x-ratelimit-remaining')).toBe('24');
+    expect(answers.slice(0, 25).map((answer) => answer.status)).not.toContain(429);
+    expect(answers[25]!.status).toBe(429);
+    expect(Number(answers[25]!.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 });
