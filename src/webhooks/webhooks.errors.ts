@@ -28,3 +28,14 @@ export class LimiteDeWebhooksError extends ProblemException {
     );
   }
 }
+
+/** `desde` names no endpoint of the client's (deleted, or never theirs): never an empty page, which would look like the end. */
+export class CursorDeWebhooksDesconocidoError extends ProblemException {
+  constructor(desde: string) {
+    super(
+      { slug: 'cursor-de-webhooks-desconocido', title: 'Unknown webhook endpoint cursor', status: HttpStatus.NOT_FOUND },
+      `No webhook endpoint of yours has id ${desde} (it may have been deleted): list from the start, without desde.`,
+      { desde },
+    );
+  }
+}

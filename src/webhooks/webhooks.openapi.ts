@@ -9,7 +9,13 @@ import { ValidationFailedMembers } from '../http/problem-document.schema.js';
 import { ApiStoredProblems } from '../idempotency/idempotency.openapi.js';
 import { RateLimitedError } from '../rate-limit/rate-limit.errors.js';
 import { WebhookCreadoResponse, WebhookResponse } from './dto/webhook.response.js';
-import { LimiteDeWebhooksError, UrlDeWebhookNoPermitidaError, WebhookNoEncontradoError } from './webhooks.errors.js';
+import { CursorDeWebhooksDesconocidoError, LimiteDeWebhooksError, UrlDeWebhookNoPermitidaError, WebhookNoEncontradoError } from './webhooks.errors.js';
+
+/** The member `cursor-de-webhooks-desconocido` adds. */
+class CursorDeWebhooksDesconocidoMembers {
+  @ApiProperty({ description: 'The `desde` that names no endpoint of yours.', example: '7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6' })
+  readonly desde!: string;
+}
 
 /** The member `limite-de-webhooks` adds. */
 class LimiteDeWebhooksMembers {
@@ -50,8 +56,14 @@ export function ApiCrearWebhook(): MethodDecorator {
 
 export function ApiListarWebhooks(): MethodDecorator {
   return applyDecorators(
-    ApiOperation({ operationId: 'listarWebhooks', summary: 'Your webhook endpoints, oldest first', description: 'Without their secrets; a disabled one says so.' }),
+    ApiOperation({
+      operationId: 'listarWebhooks',
+      summary: 'Your webhook endpoints, oldest first, a page at a time',
+      description: 'Without their secrets; a disabled one says so. Page with `desde` = the last id you got, until a page is shorter than `limit`.',
+    }),
     ApiOkResponse({ type: [WebhookResponse] }),
+    ApiProblems([new RequestValidationError(['limit must be an integer from 1 to 100'])], ValidationFailedMembers),
+    ApiProblems([new CursorDeWebhooksDesconocidoError('7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6')], CursorDeWebhooksDesconocidoMembers),
   );
 }
 

@@ -9,10 +9,7 @@ import { refusalOf } from './url-policy.js';
 import type { WebhookEndpoint } from './webhook-endpoint.js';
 import { LimiteDeWebhooksError, UrlDeWebhookNoPermitidaError } from './webhooks.errors.js';
 import { WEBHOOKS_OPTIONS, type WebhooksOptions } from './webhooks.options.js';
-import { DELETE_ENDPOINT, ENDPOINT_BY_ID, ENDPOINTS_OF_CLIENT, INSERT_ENDPOINT, LOCK_CLIENT_REGISTRATIONS } from './webhooks.sql.js';
-
-// A client registers a handful of endpoints; a list is one page.
-const LIST_LIMIT = 100;
+import { DELETE_ENDPOINT, ENDPOINT_BY_ID, ENDPOINTS_OF_CLIENT, ENDPOINTS_OF_CLIENT_AFTER, INSERT_ENDPOINT, LOCK_CLIENT_REGISTRATIONS } from './webhooks.sql.js';
 
 export interface NewEndpoint {
   readonly clientId: string;
@@ -53,8 +50,11 @@ export class WebhooksService {
     return { endpoint: created, secret };
   }
 
-  list(clientId: string): Promise<WebhookEndpoint[]> {
-    return queryRows<WebhookEndpoint>(this.pool, ENDPOINTS_OF_CLIENT, [clientId, LIST_LIMIT]);
+  /** The client's endpoints after `after` (oldest first); undefined when `after` is not one of theirs. */
+  async list(clientId: string, after: string | undefined, limit: number): Promise<WebhookEndpoint[] | undefined> {
+    if (after === undefined) return queryRows<WebhookEndpoint>(this.pool, ENDPOINTS_OF_CLIENT, [clientId, limit]);
+    if (!(await this.findOne(clientId, after))) return undefined;
+    return queryRows<WebhookEndpoint>(this.pool, ENDPOINTS_OF_CLIENT_AFTER, [clientId, limit, after]);
   }
 
   async findOne(clientId: string, id: string): Promise<WebhookEndpoint | undefined> {

@@ -26,8 +26,20 @@ export const INSERT_ENDPOINT = `
    WHERE (SELECT count(*) FROM webhook_endpoints WHERE client_id = $2::text) < $6::int
   RETURNING ${ENDPOINT_COLUMNS}`;
 
+/** Client $1's endpoints, oldest first, $2 at most: the first page of GET /webhooks. */
 export const ENDPOINTS_OF_CLIENT = `
   SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE client_id = $1::text ORDER BY created_at, id LIMIT $2::int`;
+
+/**
+ * As ENDPOINTS_OF_CLIENT, after the client's endpoint $3 (the cursor `desde`) in (created_at, id)
+ * order. An empty page when $3 is not the client's: the service asks ENDPOINT_BY_ID first, to
+ * tell an unknown cursor from the end of the list.
+ */
+export const ENDPOINTS_OF_CLIENT_AFTER = `
+  SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints
+   WHERE client_id = $1::text AND (created_at, id) > (SELECT created_at, id FROM webhook_endpoints WHERE id = $3::uuid AND client_id = $1::text)
+   ORDER BY created_at, id
+   LIMIT $2::int`;
 
 export const ENDPOINT_BY_ID = `
   SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1::uuid AND client_id = $2::text`;
