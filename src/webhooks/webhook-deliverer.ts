@@ -43,7 +43,7 @@ interface DeliveryState {
  * loops, and every other client's deliveries go through the loops left (at least 1 per process,
  * polling every 0.5 s). Measured (test/faults/webhook-fairness.fault-spec.ts: 120 hanging attempts
  * of one client, 2 s timeout): another client's event waited 14.1 s with 2 loops × 8 and no group
- * limit, 0.4–0.9 s with these (its own fan-out and delivery polls). The price: one client's
+ * limit, 0.07–0.9 s with these (its own fan-out and delivery polls). The price: one client's
  * deliveries go at most 3 at a time (about 30/s to an endpoint answering in 100 ms).
  */
 const DELIVERY_WORKERS = 4;
