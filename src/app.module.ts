@@ -54,7 +54,7 @@ export class AppModule {
         ReembolsosModule,
         WebhookDeliveryModule.forRoot({ databaseUrl: config.databaseUrl, ...config.webhooks, work: true }),
         EventosModule.forRoot({ ttlDays: config.eventsTtlDays, purgeCron: config.idempotency.purgeCron }),
-        WebhooksModule.forRoot({ eventTypes: [...TIPOS_EVENTO_PAGO, ...TIPOS_EVENTO_REEMBOLSO], allowInsecureUrls: config.webhooks.allowInsecureUrls }),
+        WebhooksModule.forRoot({ eventTypes: [...TIPOS_EVENTO_PAGO, ...TIPOS_EVENTO_REEMBOLSO], allowInsecureUrls: config.webhooks.allowInsecureUrls, maxPerClient: config.webhooks.maxPerClient }),
         ...extraImports,
       ],
       providers: [Draining, { provide: VALIDATION_PIPE, useValue: validationPipe }],

@@ -47,6 +47,8 @@ export interface AppConfig {
     readonly retryScheduleSeconds: readonly number[];
     /** One attempt's bound, connection to last byte. */
     readonly timeoutSeconds: number;
+    /** Endpoints one client may have registered at once; one more is refused (409). */
+    readonly maxPerClient: number;
   };
   /**
    * Where payments are charged. No secret key: the embedded local processor (Stripe-compatible, no
@@ -133,6 +135,9 @@ export const CONFIG_DEFAULTS = {
   webhookRetrySchedule: '5,300,1800,7200,18000,36000,36000',
   // As Stripe: a consumer should acknowledge at once and work later; 10 s bounds a hung one.
   webhookTimeoutSeconds: 10,
+  // 20: a merchant needs a handful (production, staging, a partner or two), as Stripe's 16 per
+  // account; every event fans out to each one, so the cap bounds what one client adds to the queue.
+  webhooksMaxPerClient: 20,
   // As Stripe keeps events: a consumer back from a month's outage can still catch up from the feed.
   eventsTtlDays: 30,
 } as const;
@@ -187,6 +192,7 @@ function toAppConfig(env: EnvSchema): AppConfig {
       allowInsecureUrls: env.WEBHOOKS_ALLOW_INSECURE_URLS === 'true',
       retryScheduleSeconds: (env.WEBHOOK_RETRY_SCHEDULE ?? d.webhookRetrySchedule).split(',').map(Number),
       timeoutSeconds: env.WEBHOOK_TIMEOUT_SECONDS ?? d.webhookTimeoutSeconds,
+      maxPerClient: env.WEBHOOKS_MAX_PER_CLIENT ?? d.webhooksMaxPerClient,
     },
     processor: {
       secretKey: env.STRIPE_SECRET_KEY,

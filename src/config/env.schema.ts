@@ -116,6 +116,13 @@ export class EnvSchema {
   @IsIn(['true', 'false'])
   WEBHOOKS_ALLOW_INSECURE_URLS?: string;
 
+  /** Webhook endpoints one client may have at once; 1 … 1000 (each event fans out to every one of them). */
+  @IsOptional()
+  @WholeNumber()
+  @Min(1)
+  @Max(1000)
+  WEBHOOKS_MAX_PER_CLIENT?: number;
+
   /** Events are kept (GET /eventos, redelivery) at least this many days. */
   @IsOptional()
   @WholeNumber()

@@ -5,7 +5,7 @@ import type { IdempotencyStore } from '../idempotency/idempotency.store.js';
 import type { KeyDescription } from '../idempotency/idempotency.types.js';
 import { describeLease, leaseOwnerOf } from './lease-owner.js';
 import { knownClient, OpsError, opsConfig, withOps } from './ops-arguments.js';
-import { printFields, seconds } from './output.js';
+import { printable, printFields, seconds } from './output.js';
 
 interface KeyOptions {
   readonly client: string;
@@ -45,7 +45,7 @@ async function showKey(options: KeyOptions & { body?: boolean }): Promise<void> 
       ['created', found.createdAt.toISOString()],
       ['expires', found.expiresAt.toISOString()],
     ]);
-    if (options.body) console.log(found.responseBody ?? '(no stored body)');
+    if (options.body) console.log(printable(found.responseBody ?? '(no stored body)'));
   });
 }
 

@@ -1,7 +1,24 @@
-/** Prints `name  value` lines with the values aligned. */
+/** Prints `name  value` lines with the values aligned (and made printable). */
 export function printFields(fields: ReadonlyArray<readonly [string, string]>): void {
   const width = Math.max(...fields.map(([name]) => name.length));
-  for (const [name, value] of fields) console.log(`${name.padEnd(width)}  ${value}`);
+  for (const [name, value] of fields) console.log(`${name.padEnd(width)}  ${printable(value)}`);
+}
+
+// What a terminal or a log would act on rather than show: controls (CR, LF, ESC …), lone
+// surrogates, line separators, bidirectional overrides.
+const UNPRINTABLE = /[\p{Cc}\p{Cs}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
+
+/**
+ * Text stored from a client (a webhook URL, a consumer's error, a stored body) made safe to print
+ * on one line: `\xNN` for a character up to U+00FF, `\uNNNN` above.
+ *
+ * @example printable('https://a.example/\r\n\u001b[2J') === 'https://a.example/\\x0d\\x0a\\x1b[2J'
+ */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (character) => {
+    const code = character.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
 }
 
 export function seconds(value: number): string {

@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { FailingDelivery } from '../webhooks/webhook-operations.js';
 import { OpsError, opsConfig, withOps } from './ops-arguments.js';
-import { seconds } from './output.js';
+import { printable, seconds } from './output.js';
 
 // A list for a person to read; more than this many failing deliveries is an incident, not a list.
 const FAILING_LIST_LIMIT = 1000;
@@ -52,7 +52,9 @@ async function enable(endpointId: string): Promise<void> {
 function describe(delivery: FailingDelivery): string {
   const age = seconds((Date.now() - delivery.createdAt.getTime()) / 1000);
   const state = delivery.disabledAt ? 'endpoint DISABLED' : `${delivery.attempts} attempt(s)`;
-  return `${delivery.eventId}  ${delivery.type}  client ${delivery.clientId}  endpoint ${delivery.endpointId} ${delivery.url}  waiting ${age}  ${state}  last error: ${delivery.lastError ?? 'none yet'}`;
+  // Every stored text is printed escaped: a URL or an error with CR, LF or ESC can't forge a line or drive the terminal.
+  const line = `${delivery.eventId}  ${delivery.type}  client ${delivery.clientId}  endpoint ${delivery.endpointId} ${delivery.url}  waiting ${age}  ${state}  last error: ${delivery.lastError ?? 'none yet'}`;
+  return printable(line);
 }
 
 function eventIdOption(value: string): string {

@@ -10,11 +10,11 @@ export const FAN_OUT_EVENT = `
   SELECT e.id, w.id FROM eventos e JOIN webhook_endpoints w ON w.client_id = e.client_id AND e.type = ANY (w.event_types)
    WHERE e.id = $1::text AND w.disabled_at IS NULL
   ON CONFLICT DO NOTHING
-  RETURNING endpoint_id AS "endpointId"`;
+  RETURNING endpoint_id AS "endpointId", (SELECT client_id FROM eventos WHERE id = $1::text) AS "clientId"`;
 
 /** What an attempt needs: the endpoint (gone when deleted), the stored body, the attempts so far. */
 export const DELIVERY_TO_ATTEMPT = `
-  SELECT d.attempts, d.delivered_at AS "deliveredAt", w.url, w.secret, w.disabled_at AS "disabledAt", e.payload::text AS payload
+  SELECT d.attempts, d.delivered_at AS "deliveredAt", w.url, w.secret, w.disabled_at AS "disabledAt", e.payload::text AS payload, w.client_id AS "clientId"
     FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN eventos e ON e.id = d.event_id
    WHERE d.event_id = $1::text AND d.endpoint_id = $2::uuid`;
 
@@ -57,7 +57,7 @@ export const RESTART_EVENT_DELIVERIES = `
   SELECT e.id, w.id FROM eventos e JOIN webhook_endpoints w ON w.client_id = e.client_id AND e.type = ANY (w.event_types)
    WHERE e.id = $1::text AND w.disabled_at IS NULL
   ON CONFLICT (event_id, endpoint_id) DO UPDATE SET attempts = 0, delivered_at = NULL, last_error = NULL, last_status = NULL
-  RETURNING d.endpoint_id AS "endpointId"`;
+  RETURNING d.endpoint_id AS "endpointId", (SELECT client_id FROM eventos WHERE id = $1::text) AS "clientId"`;
 
 export const EVENT_EXISTS = `SELECT 1 AS found FROM eventos WHERE id = $1::text`;
 
@@ -68,4 +68,4 @@ export const ENABLE_ENDPOINT = `
 /** The backlog of endpoint $1 starts its schedule over (an operator enabled it again). */
 export const RESTART_ENDPOINT_DELIVERIES = `
   UPDATE webhook_deliveries SET attempts = 0 WHERE endpoint_id = $1::uuid AND delivered_at IS NULL
-  RETURNING event_id AS "eventId"`;
+  RETURNING event_id AS "eventId", (SELECT client_id FROM webhook_endpoints WHERE id = $1::uuid) AS "clientId"`;

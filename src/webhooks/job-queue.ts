@@ -37,9 +37,16 @@ export class JobQueue {
     }
   }
 
-  /** Enqueues on `db`'s transaction; `startAfterSeconds` delays it. */
-  async send(db: Queryable, name: string, data: object, startAfterSeconds = 0): Promise<void> {
-    await this.boss.send(name, data, { db: { executeSql: (text: string, values?: unknown[]) => db.query(text, values) }, ...(startAfterSeconds > 0 && { startAfter: startAfterSeconds }) });
+  /**
+   * Enqueues on `db`'s transaction; `startAfterSeconds` delays it. `group`: the job counts against
+   * that group's `groupConcurrency` (see `work`).
+   */
+  async send(db: Queryable, name: string, data: object, { startAfterSeconds = 0, group }: SendOptions = {}): Promise<void> {
+    await this.boss.send(name, data, {
+      db: { executeSql: (text: string, values?: unknown[]) => db.query(text, values) },
+      ...(startAfterSeconds > 0 && { startAfter: startAfterSeconds }),
+      ...(group !== undefined && { group: { id: group } }),
+    });
   }
 
   /**
@@ -48,9 +55,15 @@ export class JobQueue {
    * not the webhook schedule). Batches and `burstWhenBatchFull`: with one job per fetch pg-boss
    * waits its polling interval between fetches, and a backlog drained at 16 jobs/s (8 workers);
    * 8 a fetch drained it at 865 jobs/s (measured, see docs/benchmark.md).
+   * `groupConcurrency`: at most this many jobs of one group are active at once, across every
+   * process (pg-boss counts them in its fetch and skips a group at its limit; jobs without a group
+   * are not limited).
    */
-  async work<T extends object>(name: string, workers: number, batchSize: number, handler: (data: T) => Promise<void>): Promise<void> {
-    const options = { localConcurrency: workers, batchSize, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, perJobResults: true } as const;
+  async work<T extends object>(name: string, { workers, batchSize, groupConcurrency }: WorkSettings, handler: (data: T) => Promise<void>): Promise<void> {
+    const options = {
+      localConcurrency: workers, batchSize, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, perJobResults: true,
+      ...(groupConcurrency !== undefined && { groupConcurrency }),
+    } as const;
     await this.boss.work<T>(name, options, (jobs) =>
       Promise.all(
         jobs.map(async (job) => {
@@ -76,4 +89,16 @@ export interface QueueSettings {
   readonly crashRetries: number;
   /** A run active longer than this is presumed dead and retried. */
   readonly expireInSeconds: number;
+}
+
+export interface SendOptions {
+  readonly startAfterSeconds?: number;
+  readonly group?: string;
+}
+
+export interface WorkSettings {
+  /** Fetch loops in this process; a loop fetches its next batch once every job of the last has ended. */
+  readonly workers: number;
+  readonly batchSize: number;
+  readonly groupConcurrency?: number;
 }

@@ -19,6 +19,11 @@ interface Delivery {
   readonly endpointId: string;
 }
 
+/** A delivery to enqueue, with the client it is for: the job's group (fair delivery between clients). */
+export interface ClientDelivery extends Delivery {
+  readonly clientId: string;
+}
+
 interface DeliveryState {
   readonly attempts: number;
   readonly deliveredAt: Date | null;
@@ -26,11 +31,25 @@ interface DeliveryState {
   readonly url: string;
   readonly secret: string;
   readonly payload: string;
+  readonly clientId: string;
 }
 
-// Attempts in flight per process (2 fetch loops × 8 jobs); each waits at most the timeout on a consumer.
-const DELIVERY_WORKERS = 2;
-const DELIVERY_BATCH = 8;
+/**
+ * Attempts in flight per process: 4 fetch loops × 4 jobs; each waits at most the timeout on a
+ * consumer. A loop fetches again only once its whole batch has ended, so one slow attempt holds its
+ * loop for up to the timeout: fairness between clients comes from CLIENT_CONCURRENCY being smaller
+ * than the loops. A client's attempts in flight, across every replica, are at most 3 (pg-boss's
+ * groupConcurrency, the client id as the group): a client whose endpoints hang holds at most 3
+ * loops, and every other client's deliveries go through the loops left (at least 1 per process,
+ * polling every 0.5 s). Measured (test/faults/webhook-fairness.fault-spec.ts: 120 hanging attempts
+ * of one client, 2 s timeout): another client's event waited 14.1 s with 2 loops × 8 and no group
+ * limit, 0.07–0.9 s with these (its own fan-out and delivery polls). The price: one client's
+ * deliveries go at most 3 at a time (about 30/s to an endpoint answering in 100 ms).
+ */
+const DELIVERY_WORKERS = 4;
+const DELIVERY_BATCH = 4;
+const CLIENT_CONCURRENCY = 3;
+const FAN_OUT_BATCH = 8;
 
 /**
  * At-least-once delivery of the outbox. Every event gets a fan-out job on its own transaction (the
@@ -67,8 +86,9 @@ export class WebhookDeliverer implements OnModuleInit, OnApplicationShutdown {
     await this.queue.start();
     this.outbox.onRecorded((db, event) => this.queue.send(db, FAN_OUT_QUEUE, { eventId: event.id }));
     if (!this.options.work) return;
-    await this.queue.work<{ eventId: string }>(FAN_OUT_QUEUE, 1, DELIVERY_BATCH, ({ eventId }) => this.fanOut(eventId));
-    await this.queue.work<Delivery>(DELIVERY_QUEUE, DELIVERY_WORKERS, DELIVERY_BATCH, (delivery) => this.attempt(delivery));
+    await this.queue.work<{ eventId: string }>(FAN_OUT_QUEUE, { workers: 1, batchSize: FAN_OUT_BATCH }, ({ eventId }) => this.fanOut(eventId));
+    const delivering = { workers: DELIVERY_WORKERS, batchSize: DELIVERY_BATCH, groupConcurrency: CLIENT_CONCURRENCY };
+    await this.queue.work<Delivery>(DELIVERY_QUEUE, delivering, (delivery) => this.attempt(delivery));
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -76,14 +96,15 @@ export class WebhookDeliverer implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Enqueues a new attempt of a delivery now (the operator's redelivery, or an enabled endpoint's backlog). */
-  async enqueue(db: Parameters<JobQueue['send']>[0], delivery: Delivery): Promise<void> {
-    await this.queue.send(db, DELIVERY_QUEUE, delivery);
+  async enqueue(db: Parameters<JobQueue['send']>[0], delivery: ClientDelivery, startAfterSeconds = 0): Promise<void> {
+    const { eventId, endpointId, clientId } = delivery;
+    await this.queue.send(db, DELIVERY_QUEUE, { eventId, endpointId }, { startAfterSeconds, group: clientId });
   }
 
   private async fanOut(eventId: string): Promise<void> {
     await this.transactions.run(async (db) => {
-      const created = await queryRows<{ endpointId: string }>(db, FAN_OUT_EVENT, [eventId]);
-      for (const { endpointId } of created) await this.queue.send(db, DELIVERY_QUEUE, { eventId, endpointId });
+      const created = await queryRows<{ endpointId: string; clientId: string }>(db, FAN_OUT_EVENT, [eventId]);
+      for (const { endpointId, clientId } of created) await this.enqueue(db, { eventId, endpointId, clientId });
     });
   }
 
@@ -99,7 +120,7 @@ export class WebhookDeliverer implements OnModuleInit, OnApplicationShutdown {
     };
     const answer = await postWebhook({ url: state.url, body: state.payload, headers, timeoutMs: this.options.timeoutSeconds * 1000, allowInsecure: this.options.allowInsecureUrls });
     if ('status' in answer && answer.status >= 200 && answer.status < 300) return this.acknowledge(delivery, answer.status);
-    await this.fail(delivery, answer);
+    await this.fail(delivery, state.clientId, answer);
   }
 
   private async acknowledge(delivery: Delivery, status: number): Promise<void> {
@@ -109,7 +130,7 @@ export class WebhookDeliverer implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Counts the failure and, in the same transaction, enqueues the next attempt or disables the endpoint. */
-  private async fail(delivery: Delivery, answer: WebhookAnswer): Promise<void> {
+  private async fail(delivery: Delivery, clientId: string, answer: WebhookAnswer): Promise<void> {
     const status = 'status' in answer ? answer.status : null;
     const error = 'status' in answer ? `HTTP ${answer.status}` : answer.error;
     const schedule = this.options.retryScheduleSeconds;
@@ -117,7 +138,7 @@ export class WebhookDeliverer implements OnModuleInit, OnApplicationShutdown {
       const [failed] = await queryRows<{ attempts: number }>(db, MARK_FAILED, [delivery.eventId, delivery.endpointId, status, error]);
       if (!failed) return false;
       if (failed.attempts <= schedule.length) {
-        await this.queue.send(db, DELIVERY_QUEUE, delivery, schedule[failed.attempts - 1]);
+        await this.enqueue(db, { ...delivery, clientId }, schedule[failed.attempts - 1]);
         return false;
       }
       await queryRows(db, DISABLE_ENDPOINT, [delivery.endpointId]);

@@ -43,8 +43,8 @@ export class WebhookOperations {
   async redeliver(eventId: string): Promise<string[] | undefined> {
     if ((await queryRows(this.pool, EVENT_EXISTS, [eventId])).length === 0) return undefined;
     return this.transactions.run(async (db) => {
-      const endpoints = await queryRows<{ endpointId: string }>(db, RESTART_EVENT_DELIVERIES, [eventId]);
-      for (const { endpointId } of endpoints) await this.deliverer.enqueue(db, { eventId, endpointId });
+      const endpoints = await queryRows<{ endpointId: string; clientId: string }>(db, RESTART_EVENT_DELIVERIES, [eventId]);
+      for (const { endpointId, clientId } of endpoints) await this.deliverer.enqueue(db, { eventId, endpointId, clientId });
       return endpoints.map((endpoint) => endpoint.endpointId);
     });
   }
@@ -53,8 +53,8 @@ export class WebhookOperations {
   async enable(endpointId: string): Promise<number | undefined> {
     return this.transactions.run(async (db) => {
       if ((await queryRows(db, ENABLE_ENDPOINT, [endpointId])).length === 0) return undefined;
-      const backlog = await queryRows<{ eventId: string }>(db, RESTART_ENDPOINT_DELIVERIES, [endpointId]);
-      for (const { eventId } of backlog) await this.deliverer.enqueue(db, { eventId, endpointId });
+      const backlog = await queryRows<{ eventId: string; clientId: string }>(db, RESTART_ENDPOINT_DELIVERIES, [endpointId]);
+      for (const { eventId, clientId } of backlog) await this.deliverer.enqueue(db, { eventId, endpointId, clientId });
       return backlog.length;
     });
   }

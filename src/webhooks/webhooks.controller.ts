@@ -1,11 +1,13 @@
-import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, ParseUUIDPipe, Post, Query } from '@nestjs/common';
 import { AuthenticatedClient } from '../auth/authenticated-client.js';
 import { JoinableCommit } from '../database/joinable-commit.decorator.js';
 import type { DeferredCommit } from '../database/transactions.js';
 import { Idempotent } from '../idempotency/idempotent.decorator.js';
+import { RateLimited } from '../rate-limit/rate-limited.decorator.js';
 import { CrearWebhookDto } from './dto/crear-webhook.dto.js';
+import { ListarWebhooksQuery, WEBHOOKS_PAGE_DEFAULT } from './dto/listar-webhooks.query.js';
 import { toWebhookResponse, type WebhookCreadoResponse, type WebhookResponse } from './dto/webhook.response.js';
-import { WebhookNoEncontradoError } from './webhooks.errors.js';
+import { CursorDeWebhooksDesconocidoError, WebhookNoEncontradoError } from './webhooks.errors.js';
 import { ApiBorrarWebhook, ApiCrearWebhook, ApiListarWebhooks, ApiWebhookPorId, ApiWebhooks } from './webhooks.openapi.js';
 import { WebhooksService } from './webhooks.service.js';
 
@@ -18,6 +20,7 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Post()
+  @RateLimited()
   @Idempotent()
   @HttpCode(HttpStatus.CREATED)
   @ApiCrearWebhook()
@@ -32,8 +35,10 @@ export class WebhooksController {
 
   @Get()
   @ApiListarWebhooks()
-  async list(@AuthenticatedClient() clientId: string): Promise<WebhookResponse[]> {
-    return (await this.webhooks.list(clientId)).map(toWebhookResponse);
+  async list(@Query({ schema: ListarWebhooksQuery }) query: ListarWebhooksQuery, @AuthenticatedClient() clientId: string): Promise<WebhookResponse[]> {
+    const endpoints = await this.webhooks.list(clientId, query.desde, query.limit ?? WEBHOOKS_PAGE_DEFAULT);
+    if (!endpoints) throw new CursorDeWebhooksDesconocidoError(query.desde!);
+    return endpoints.map(toWebhookResponse);
   }
 
   @Get(':id')

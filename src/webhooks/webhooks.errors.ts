@@ -17,3 +17,25 @@ export class UrlDeWebhookNoPermitidaError extends ProblemException {
     );
   }
 }
+
+/** The client already has as many endpoints as WEBHOOKS_MAX_PER_CLIENT allows. Final: stored under the key. */
+export class LimiteDeWebhooksError extends ProblemException {
+  constructor(limit: number) {
+    super(
+      { slug: 'limite-de-webhooks', title: 'Webhook endpoint limit reached', status: HttpStatus.CONFLICT },
+      `You already have ${limit} webhook endpoints, the most a client may have. Delete one you no longer use (DELETE /webhooks/{id}), then register this one with a new Idempotency-Key.`,
+      { limite: limit },
+    );
+  }
+}
+
+/** `desde` names no endpoint of the client's (deleted, or never theirs): never an empty page, which would look like the end. */
+export class CursorDeWebhooksDesconocidoError extends ProblemException {
+  constructor(desde: string) {
+    super(
+      { slug: 'cursor-de-webhooks-desconocido', title: 'Unknown webhook endpoint cursor', status: HttpStatus.NOT_FOUND },
+      `No webhook endpoint of yours has id ${desde} (it may have been deleted): list from the start, without desde.`,
+      { desde },
+    );
+  }
+}

@@ -7,8 +7,21 @@ import { BODY_PROBLEMS } from '../http/json-body.parser.js';
 import { BEARER_AUTH } from '../http/openapi-docs.js';
 import { ValidationFailedMembers } from '../http/problem-document.schema.js';
 import { ApiStoredProblems } from '../idempotency/idempotency.openapi.js';
+import { RateLimitedError } from '../rate-limit/rate-limit.errors.js';
 import { WebhookCreadoResponse, WebhookResponse } from './dto/webhook.response.js';
-import { UrlDeWebhookNoPermitidaError, WebhookNoEncontradoError } from './webhooks.errors.js';
+import { CursorDeWebhooksDesconocidoError, LimiteDeWebhooksError, UrlDeWebhookNoPermitidaError, WebhookNoEncontradoError } from './webhooks.errors.js';
+
+/** The member `cursor-de-webhooks-desconocido` adds. */
+class CursorDeWebhooksDesconocidoMembers {
+  @ApiProperty({ description: 'The `desde` that names no endpoint of yours.', example: '7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6' })
+  readonly desde!: string;
+}
+
+/** The member `limite-de-webhooks` adds. */
+class LimiteDeWebhooksMembers {
+  @ApiProperty({ description: 'How many endpoints a client may have (WEBHOOKS_MAX_PER_CLIENT).', example: 20 })
+  readonly limite!: number;
+}
 
 /** The member `url-de-webhook-no-permitida` adds. */
 class UrlDeWebhookNoPermitidaMembers {
@@ -29,19 +42,28 @@ export function ApiCrearWebhook(): MethodDecorator {
     ApiOperation({
       operationId: 'crearWebhook',
       summary: 'Register a webhook endpoint, once per Idempotency-Key; its secret is in this answer only',
-      description: 'The `secreto` (`whsec_…`) signs every delivery (Standard Webhooks); a retry with the same key answers the same secret.',
+      description: 'The `secreto` (`whsec_…`) signs every delivery (Standard Webhooks); a retry with the same key answers the same secret. A client has at most WEBHOOKS_MAX_PER_CLIENT endpoints (20 by default): one more is a 409 `limite-de-webhooks`. Rate-limited per client, like `POST /pagos`.',
     }),
     ApiCreatedResponse({ type: WebhookCreadoResponse }),
     ApiProblems([new RequestValidationError(['eventos: pago.creado is not an event type'])], ValidationFailedMembers),
-    ApiProblems([...BODY_PROBLEMS]),
+    // A route-level status replaces the controller's: its 500 and 503 are listed again, so that the
+    // rate-limit headers (and those of idempotent answers) are documented on them too.
+    ApiProblems([...BODY_PROBLEMS, new RateLimitedError(30), new Error('example'), new DatabaseUnavailableError(), new ShuttingDownError()]),
     ApiStoredProblems([new UrlDeWebhookNoPermitidaError('url must use https')], UrlDeWebhookNoPermitidaMembers),
+    ApiStoredProblems([new LimiteDeWebhooksError(20)], LimiteDeWebhooksMembers),
   );
 }
 
 export function ApiListarWebhooks(): MethodDecorator {
   return applyDecorators(
-    ApiOperation({ operationId: 'listarWebhooks', summary: 'Your webhook endpoints, oldest first', description: 'Without their secrets; a disabled one says so.' }),
+    ApiOperation({
+      operationId: 'listarWebhooks',
+      summary: 'Your webhook endpoints, oldest first, a page at a time',
+      description: 'Without their secrets; a disabled one says so. Page with `desde` = the last id you got, until a page is shorter than `limit`.',
+    }),
     ApiOkResponse({ type: [WebhookResponse] }),
+    ApiProblems([new RequestValidationError(['limit must be an integer from 1 to 100'])], ValidationFailedMembers),
+    ApiProblems([new CursorDeWebhooksDesconocidoError('7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6')], CursorDeWebhooksDesconocidoMembers),
   );
 }
 

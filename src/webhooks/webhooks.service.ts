@@ -7,12 +7,9 @@ import { type DeferredCommit, Transactions } from '../database/transactions.js';
 import { RequestValidationError } from '../http/http.errors.js';
 import { refusalOf } from './url-policy.js';
 import type { WebhookEndpoint } from './webhook-endpoint.js';
-import { UrlDeWebhookNoPermitidaError } from './webhooks.errors.js';
+import { LimiteDeWebhooksError, UrlDeWebhookNoPermitidaError } from './webhooks.errors.js';
 import { WEBHOOKS_OPTIONS, type WebhooksOptions } from './webhooks.options.js';
-import { DELETE_ENDPOINT, ENDPOINT_BY_ID, ENDPOINTS_OF_CLIENT, INSERT_ENDPOINT } from './webhooks.sql.js';
-
-// A client registers a handful of endpoints; a list is one page.
-const LIST_LIMIT = 100;
+import { DELETE_ENDPOINT, ENDPOINT_BY_ID, ENDPOINTS_OF_CLIENT, ENDPOINTS_OF_CLIENT_AFTER, INSERT_ENDPOINT, LOCK_CLIENT_REGISTRATIONS } from './webhooks.sql.js';
 
 export interface NewEndpoint {
   readonly clientId: string;
@@ -44,13 +41,20 @@ export class WebhooksService {
     const refusal = await refusalOf(endpoint.url, this.options.allowInsecureUrls);
     if (refusal) throw new UrlDeWebhookNoPermitidaError(refusal);
     const secret = newWebhookSecret();
-    const params = [randomUUID(), endpoint.clientId, endpoint.url, [...new Set(endpoint.eventTypes)], secret];
-    const [created] = await this.transactions.runJoinable((db) => queryRows<WebhookEndpoint>(db, INSERT_ENDPOINT, params), commit);
-    return { endpoint: created!, secret };
+    const params = [randomUUID(), endpoint.clientId, endpoint.url, [...new Set(endpoint.eventTypes)], secret, this.options.maxPerClient];
+    const [created] = await this.transactions.runJoinable(async (db) => {
+      await queryRows(db, LOCK_CLIENT_REGISTRATIONS, [endpoint.clientId]);
+      return queryRows<WebhookEndpoint>(db, INSERT_ENDPOINT, params);
+    }, commit);
+    if (!created) throw new LimiteDeWebhooksError(this.options.maxPerClient);
+    return { endpoint: created, secret };
   }
 
-  list(clientId: string): Promise<WebhookEndpoint[]> {
-    return queryRows<WebhookEndpoint>(this.pool, ENDPOINTS_OF_CLIENT, [clientId, LIST_LIMIT]);
+  /** The client's endpoints after `after` (oldest first); undefined when `after` is not one of theirs. */
+  async list(clientId: string, after: string | undefined, limit: number): Promise<WebhookEndpoint[] | undefined> {
+    if (after === undefined) return queryRows<WebhookEndpoint>(this.pool, ENDPOINTS_OF_CLIENT, [clientId, limit]);
+    if (!(await this.findOne(clientId, after))) return undefined;
+    return queryRows<WebhookEndpoint>(this.pool, ENDPOINTS_OF_CLIENT_AFTER, [clientId, limit, after]);
   }
 
   async findOne(clientId: string, id: string): Promise<WebhookEndpoint | undefined> {

@@ -152,6 +152,28 @@ describe('the operator CLI', () => {
     expect((await ops('pagos', 'reconcile')).stdout).toContain('nothing to settle');
   });
 
+  it('webhooks failing prints stored text escaped: a URL or an error with CR, LF, ESC or a bidi override forges no line and sends no terminal escape', async () => {
+    // Written as a service from before URLs were checked for control characters would have stored them.
+    const hostile = 'https://93.184.215.14/hook\r\n2026-12-04 INFO every delivery has been acknowledged\u001b[2J\u202e';
+    const error = 'HTTP 500\u001b]0;pwned\u0007';
+    const { rows: [endpoint] } = await db.query<{ id: string }>(
+      `INSERT INTO webhook_endpoints (id, client_id, url, event_types, secret) VALUES (gen_random_uuid(), 'alice', $1, '{pago.aprobado}', 'whsec_x') RETURNING id`,
+      [hostile],
+    );
+    const eventId = `evt_${randomUUID().replaceAll('-', '')}`;
+    await db.query(`INSERT INTO eventos (id, client_id, type, payload) VALUES ($1, 'alice', 'pago.aprobado', '{}')`, [eventId]);
+    await db.query(`INSERT INTO webhook_deliveries (event_id, endpoint_id, attempts, last_error) VALUES ($1, $2, 1, $3)`, [eventId, endpoint!.id, error]);
+
+    const result = await ops('webhooks', 'failing');
+    expect(result.code).toBe(0);
+    const printed = lines(result.stdout).filter((text) => text.includes(eventId));
+    expect(printed).toHaveLength(1);
+    expect(printed[0]).toContain('https://93.184.215.14/hook\\x0d\\x0a2026-12-04 INFO every delivery has been acknowledged\\x1b[2J\\u202e');
+    expect(printed[0]).toContain('last error: HTTP 500\\x1b]0;pwned\\x07');
+    expect(result.stdout).not.toMatch(/[\r\u001b\u0007\u202e]/);
+    await db.query(`DELETE FROM webhook_endpoints WHERE id = $1`, [endpoint!.id]);
+  });
+
   const UNREACHABLE = 'postgres://postgres@127.0.0.1:1/unreachable';
   const lines = (text: string): string[] => text.trimEnd().split('\n');
   /** A line as written (a string), or one that matches (a pattern). */

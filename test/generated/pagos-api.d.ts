@@ -200,14 +200,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Your webhook endpoints, oldest first
-         * @description Without their secrets; a disabled one says so.
+         * Your webhook endpoints, oldest first, a page at a time
+         * @description Without their secrets; a disabled one says so. Page with `desde` = the last id you got, until a page is shorter than `limit`.
          */
         get: operations["listarWebhooks"];
         put?: never;
         /**
          * Register a webhook endpoint, once per Idempotency-Key; its secret is in this answer only
-         * @description The `secreto` (`whsec_…`) signs every delivery (Standard Webhooks); a retry with the same key answers the same secret.
+         * @description The `secreto` (`whsec_…`) signs every delivery (Standard Webhooks); a retry with the same key answers the same secret. A client has at most WEBHOOKS_MAX_PER_CLIENT endpoints (20 by default): one more is a 409 `limite-de-webhooks`. Rate-limited per client, like `POST /pagos`.
          */
         post: operations["crearWebhook"];
         delete?: never;
@@ -1229,6 +1229,35 @@ export interface components {
              */
             motivo: string;
         };
+        /** @description `https://pagos.dev/problems/limite-de-webhooks`: Webhook endpoint limit reached. */
+        LimiteDeWebhooksProblem: {
+            /**
+             * @description Identifies the kind of problem; stable, safe to switch on. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "https://pagos.dev/problems/limite-de-webhooks";
+            /**
+             * @description Short summary of the kind of problem.
+             * @example Webhook endpoint limit reached
+             */
+            title: string;
+            /**
+             * @description The HTTP status code.
+             * @example 409
+             * @enum {integer}
+             */
+            status: 409;
+            /**
+             * @description What happened in this case and what to do next.
+             * @example You already have 20 webhook endpoints, the most a client may have. Delete one you no longer use (DELETE /webhooks/{id}), then register this one with a new Idempotency-Key.
+             */
+            detail: string;
+            /**
+             * @description How many endpoints a client may have (WEBHOOKS_MAX_PER_CLIENT).
+             * @example 20
+             */
+            limite: number;
+        };
         WebhookCreadoResponse: {
             /**
              * Format: uuid
@@ -1265,6 +1294,37 @@ export interface components {
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
              */
             secreto: string;
+        };
+        /** @description `https://pagos.dev/problems/cursor-de-webhooks-desconocido`: Unknown webhook endpoint cursor. */
+        CursorDeWebhooksDesconocidoProblem: {
+            /**
+             * Format: uri
+             * @description Identifies the kind of problem; stable, safe to switch on.
+             * @example https://pagos.dev/problems/cursor-de-webhooks-desconocido
+             * @enum {string}
+             */
+            type: "https://pagos.dev/problems/cursor-de-webhooks-desconocido";
+            /**
+             * @description Short summary of the kind of problem.
+             * @example Unknown webhook endpoint cursor
+             */
+            title: string;
+            /**
+             * @description The HTTP status code.
+             * @example 404
+             * @enum {integer}
+             */
+            status: 404;
+            /**
+             * @description What happened in this case and what to do next.
+             * @example No webhook endpoint of yours has id 7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6 (it may have been deleted): list from the start, without desde.
+             */
+            detail: string;
+            /**
+             * @description The `desde` that names no endpoint of yours.
+             * @example 7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6
+             */
+            desde: string;
         };
         WebhookResponse: {
             /**
@@ -2511,7 +2571,12 @@ export interface operations {
     };
     listarWebhooks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description List the endpoints registered after this one (the last one you got); from the oldest when absent. */
+                desde?: string;
+                /** @description At most this many endpoints (default 100); fewer means there are no more. */
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2527,6 +2592,16 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponse"][];
                 };
             };
+            /** @description `validation-failed`: Invalid request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationFailedProblem"];
+                };
+            };
             /** @description `unauthenticated`: Missing or invalid credentials */
             401: {
                 headers: {
@@ -2537,6 +2612,16 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["UnauthenticatedProblem"];
+                };
+            };
+            /** @description `cursor-de-webhooks-desconocido`: Unknown webhook endpoint cursor */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["CursorDeWebhooksDesconocidoProblem"];
                 };
             };
             /** @description `internal-error`: Internal error */
@@ -2606,6 +2691,12 @@ export interface operations {
                     "Idempotent-Replayed"?: "true";
                     /** @description `wait=N` when this request waited (N seconds at most) for another request with the same key; absent otherwise. */
                     "Preference-Applied"?: string;
+                    /** @description Requests this client may send in a window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, this one counted. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2624,6 +2715,12 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests this client may send in a window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, this one counted. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2642,24 +2739,42 @@ export interface operations {
                     "application/problem+json": components["schemas"]["UnauthenticatedProblem"];
                 };
             };
-            /** @description `idempotency-key-in-flight`: A request with this Idempotency-Key is in progress */
+            /**
+             * @description `limite-de-webhooks`: Webhook endpoint limit reached
+             *
+             *     `idempotency-key-in-flight`: A request with this Idempotency-Key is in progress
+             */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `true` when this is the stored answer of an earlier request with the same key, replayed without running anything again; absent on the first answer. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Sent with `idempotency-key-in-flight` */
                     "Retry-After"?: number;
                     /** @description `wait=N` when this request waited (N seconds at most) for another request with the same key; absent otherwise. */
                     "Preference-Applied"?: string;
+                    /** @description Requests this client may send in a window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, this one counted. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["IdempotencyKeyInFlightProblem"];
+                    "application/problem+json": components["schemas"]["LimiteDeWebhooksProblem"] | components["schemas"]["IdempotencyKeyInFlightProblem"];
                 };
             };
             /** @description `payload-too-large`: Payload too large */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests this client may send in a window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, this one counted. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2670,6 +2785,12 @@ export interface operations {
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests this client may send in a window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, this one counted. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2686,16 +2807,42 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description `true` when this is the stored answer of an earlier request with the same key, replayed without running anything again; absent on the first answer. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description Requests this client may send in a window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, this one counted. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["UrlDeWebhookNoPermitidaProblem"] | components["schemas"]["IdempotencyKeyReusedProblem"];
                 };
             };
+            /** @description `rate-limited`: Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `rate-limited` */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["RateLimitedProblem"];
+                };
+            };
             /** @description `internal-error`: Internal error */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `wait=N` when this request waited (N seconds at most) for another request with the same key; absent otherwise. */
+                    "Preference-Applied"?: string;
+                    /** @description Requests this client may send in a window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, this one counted. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2712,6 +2859,14 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Sent with `service-unavailable`, `shutting-down` */
                     "Retry-After"?: number;
+                    /** @description `wait=N` when this request waited (N seconds at most) for another request with the same key; absent otherwise. */
+                    "Preference-Applied"?: string;
+                    /** @description Requests this client may send in a window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, this one counted. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {

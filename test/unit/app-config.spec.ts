@@ -186,6 +186,12 @@ describe('loadConfig: a bad value throws a one-line ConfigError naming the varia
     expect(error.message).toContain('IDEMPOTENCY_LOCK_TIMEOUT_SECONDS');
   });
 
+  it('WEBHOOKS_MAX_PER_CLIENT is 20 by default, read when given, and 1 … 1000', () => {
+    expect(loadConfig({}).webhooks.maxPerClient).toBe(20);
+    expect(loadConfig({ WEBHOOKS_MAX_PER_CLIENT: '3' }).webhooks.maxPerClient).toBe(3);
+    for (const value of ['0', '1001', 'many']) expectOneLineNaming(configErrorFor({ WEBHOOKS_MAX_PER_CLIENT: value }), 'WEBHOOKS_MAX_PER_CLIENT');
+  });
+
   it('a non-secret value is quoted as given, so the operator sees what was wrong', () => {
     expect(configErrorFor({ IDEMPOTENCY_PURGE_CRON: 'every 10 minutes' }).message).toContain('"every 10 minutes"');
     expect(configErrorFor({ PORT: '3000.5' }).message).toContain('PORT="3000.5"');

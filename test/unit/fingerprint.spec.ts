@@ -24,6 +24,14 @@ describe('fingerprintRequest', () => {
     expect(fingerprintRequest({ method: 'post', target: '/pagos?x=1', body })).toBe(expected);
   });
 
+  it('a body with a lone surrogate (no RFC 8785 form) still has a fingerprint, its own, the same on every retry', () => {
+    const body = JSON.parse('{"url":"https://a.example/\\ud800"}');
+    expect(fp({ body })).toMatch(/^[0-9a-f]{64}$/);
+    expect(fp({ body })).toBe(fp({ body: JSON.parse('{"url":"https://a.example/\\ud800"}') }));
+    expect(fp({ body })).not.toBe(fp({ body: JSON.parse('{"url":"https://a.example/\\ud801"}') }));
+    expect(fp({ body })).not.toBe(fp({ body: { url: 'https://a.example/\\ud800' } }));
+  });
+
   it('an undefined body hashes as an empty canonical body after the target', () => {
     const expected = createHash('sha256').update('GET\n/pagos/1\n', 'utf8').digest('hex');
     expect(fingerprintRequest({ method: 'GET', target: '/pagos/1', body: undefined })).toBe(expected);

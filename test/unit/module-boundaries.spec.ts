@@ -44,7 +44,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   pagos: ['config', 'problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'scheduling', 'eventos', 'processor-webhooks'],
   reembolsos: ['problems', 'database', 'auth', 'gateway', 'http', 'idempotency', 'rate-limit', 'pagos', 'eventos', 'processor-webhooks'],
   // Webhook endpoints (and their delivery): generic, told the event types by the app.
-  webhooks: ['problems', 'database', 'auth', 'http', 'idempotency', 'eventos'],
+  webhooks: ['problems', 'database', 'auth', 'http', 'idempotency', 'rate-limit', 'eventos'],
   metrics: ['problems', 'auth', 'database', 'http', 'idempotency', 'rate-limit', 'pagos', 'reembolsos', 'webhooks', 'processor-webhooks'],
   ops: ['config', 'bootstrap', 'database', 'auth', 'idempotency', 'pagos', 'reembolsos', 'eventos', 'webhooks'],
 };
