@@ -16,6 +16,7 @@ import { InstallPgBoss1764700020000 } from './1764700020000-install-pg-boss.js';
 import { PagosAutenticacion1764700021000 } from './1764700021000-pagos-autenticacion.js';
 import { NotifyPagoDecidido1764700022000 } from './1764700022000-notify-pago-decidido.js';
 import { ReembolsosGatewayRefundId1764700023000 } from './1764700023000-reembolsos-gateway-refund-id.js';
+import { PagosClientCreadoIndex1764700024000 } from './1764700024000-pagos-client-creado-index.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   PagosAutenticacion1764700021000,
   NotifyPagoDecidido1764700022000,
   ReembolsosGatewayRefundId1764700023000,
+  PagosClientCreadoIndex1764700024000,
 ];

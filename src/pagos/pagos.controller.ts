@@ -7,11 +7,11 @@ import { Idempotent } from '../idempotency/idempotent.decorator.js';
 import { IdempotentOperationId } from '../idempotency/operation-id.decorator.js';
 import { RateLimited } from '../rate-limit/rate-limited.decorator.js';
 import { CrearPagoDto } from './dto/crear-pago.dto.js';
-import { ListarPagosQuery } from './dto/listar-pagos.query.js';
+import { ListarPagosQuery, PAGOS_PAGE_DEFAULT } from './dto/listar-pagos.query.js';
 import { type PagoResponse, toPagoResponse } from './dto/pago.response.js';
 import { pagoLocation, statusOfAnswer } from './pago-answers.js';
 import { PagoConEspera } from './pago-con-espera.js';
-import { PagoNoEncontradoError } from './pagos.errors.js';
+import { CursorDePagosDesconocidoError, PagoNoEncontradoError } from './pagos.errors.js';
 import { ApiCrearPago, ApiListarPagos, ApiPagoPorId, ApiPagos } from './pagos.openapi.js';
 import { PagosService } from './pagos.service.js';
 
@@ -59,7 +59,8 @@ export class PagosController {
   @Get()
   @ApiListarPagos()
   async list(@Query({ schema: ListarPagosQuery }) query: ListarPagosQuery, @AuthenticatedClient() clientId: string): Promise<PagoResponse[]> {
-    const pagos = await this.pagos.list(clientId, query.numeroOrden);
+    const pagos = await this.pagos.list(clientId, { numeroOrden: query.numeroOrden, desde: query.desde, limit: query.limit ?? PAGOS_PAGE_DEFAULT });
+    if (!pagos) throw new CursorDePagosDesconocidoError(query.desde!);
     return pagos.map(toPagoResponse);
   }
 }

@@ -97,3 +97,14 @@ export class PagoNoEncontradoError extends ProblemException {
     super({ slug: 'pago-no-encontrado', title: 'Payment not found', status: HttpStatus.NOT_FOUND }, 'No payment of yours has this id.');
   }
 }
+
+/** `desde` names no payment of the client's: never an empty page, which would look like the end of the list. */
+export class CursorDePagosDesconocidoError extends ProblemException {
+  constructor(desde: string) {
+    super(
+      { slug: 'cursor-de-pagos-desconocido', title: 'Unknown payment cursor', status: HttpStatus.NOT_FOUND },
+      `No payment of yours has id ${desde}: list from the start, without desde, or from the last payment id a page gave you.`,
+      { desde },
+    );
+  }
+}

@@ -14,7 +14,7 @@ import { RateLimitedError } from '../rate-limit/rate-limit.errors.js';
 import { PagoResponse } from './dto/pago.response.js';
 import { ESPERA_MAXIMA_SEGUNDOS } from './pago-con-espera.js';
 import {
-  ImporteNoAdmitidoError, OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoNoEncontradoError, PagoRechazadoError, PasarelaNoDisponibleError,
+  CursorDePagosDesconocidoError, ImporteNoAdmitidoError, OrdenConPagoEnCursoError, OrdenYaPagadaError, PagoNoEncontradoError, PagoRechazadoError, PasarelaNoDisponibleError,
   ProcesadorSinRespuestaError,
 } from './pagos.errors.js';
 
@@ -29,6 +29,12 @@ const LOCATION_HEADER = { Location: { description: 'The payment: `/pagos/{id}`.'
 class PagoRechazadoMembers {
   @ApiProperty({ type: PagoResponse, description: 'The declined payment (`estado: RECHAZADO`).' })
   readonly pago!: PagoResponse;
+}
+
+/** The member `cursor-de-pagos-desconocido` adds. */
+class CursorDePagosDesconocidoMembers {
+  @ApiProperty({ description: 'The `desde` that names no payment of yours.', example: PAGO_ID })
+  readonly desde!: string;
 }
 
 /** The member `orden-ya-pagada` and `orden-con-pago-en-curso` add. */
@@ -117,10 +123,13 @@ export function ApiListarPagos(): MethodDecorator {
   return applyDecorators(
     ApiOperation({
       operationId: 'listarPagos',
-      summary: 'Your payments, oldest first',
-      description: 'Every payment of yours in any state; with `numeroOrden`, only that order\'s (at most one of them `APROBADO`).',
+      summary: 'Your payments, oldest first, a page at a time',
+      description:
+        "Every payment of yours in any state; with `numeroOrden`, only that order's (at most one of them `APROBADO`). " +
+        'Page with `desde` = the last id you got, until a page is shorter than `limit`: each payment that existed when you began is listed once.',
     }),
     ApiOkResponse({ type: [PagoResponse] }),
     ApiProblems([new RequestValidationError(['numeroOrden must be 1 to 64 characters of A-Z, a-z, 0-9, ".", "_" or "-"'])], ValidationFailedMembers),
+    ApiProblems([new CursorDePagosDesconocidoError(PAGO_ID)], CursorDePagosDesconocidoMembers),
   );
 }

@@ -17,7 +17,9 @@ import { eventoDePago } from './pago-eventos.js';
 import { type PagoRow, type PagoVisible, type PagoVisibleRow, toPago, toPagoVisible } from './pago-row.js';
 import { rechazoDe } from './pago-answers.js';
 import { OrdenConPagoEnCursoError, OrdenYaPagadaError, PasarelaNoDisponibleError } from './pagos.errors.js';
-import { CERRAR_PAGO, ESPERAR_AUTENTICACION, FALLAR_PAGO, INICIAR_PAGO, PAGO_ACTIVO_DE_ORDEN, PAGO_POR_OPERACION } from './pagos.sql.js';
+import {
+  CERRAR_PAGO, ESPERAR_AUTENTICACION, FALLAR_PAGO, INICIAR_PAGO, PAGO_ACTIVO_DE_ORDEN, PAGO_POR_OPERACION, PAGOS_DE_CLIENTE, PAGOS_DE_CLIENTE_DESDE, POSICION_DE_PAGO,
+} from './pagos.sql.js';
 
 export interface CrearPagoCommand extends CrearPagoDto {
   readonly clientId: string;
@@ -25,8 +27,12 @@ export interface CrearPagoCommand extends CrearPagoDto {
   readonly operationId: string | undefined;
 }
 
-// Up to this many payments in a list; an order has a handful at most.
-const LIST_LIMIT = 100;
+/** One page of `GET /pagos`: after the payment `desde` when given, at most `limit`, only order `numeroOrden` when given. */
+export interface PaginaDePagos {
+  readonly numeroOrden: string | undefined;
+  readonly desde: string | undefined;
+  readonly limit: number;
+}
 
 type Inicio = { readonly enCurso: PagoEnCurso } | { readonly asentado: Pago };
 
@@ -83,8 +89,14 @@ export class PagosService {
     return marcado && toPago(marcado);
   }
 
-  list(clientId: string, numeroOrden: string | undefined): Promise<Pago[]> {
-    return this.pagos.find({ where: { clientId, ...(numeroOrden && { numeroOrden }) }, order: { creadoEn: 'ASC' }, take: LIST_LIMIT });
+  /** The client's payments, oldest first (see PAGOS_DE_CLIENTE); undefined when `desde` is not one of theirs. */
+  async list(clientId: string, pagina: PaginaDePagos): Promise<Pago[] | undefined> {
+    const { numeroOrden = null, desde, limit } = pagina;
+    if (desde === undefined) return (await queryRows<PagoRow>(this.pool, PAGOS_DE_CLIENTE, [clientId, limit, numeroOrden])).map(toPago);
+    const [posicion] = await queryRows<{ creadoEn: string; id: string }>(this.pool, POSICION_DE_PAGO, [desde, clientId]);
+    if (!posicion) return undefined;
+    const rows = await queryRows<PagoRow>(this.pool, PAGOS_DE_CLIENTE_DESDE, [clientId, limit, numeroOrden, posicion.creadoEn, posicion.id]);
+    return rows.map(toPago);
   }
 
   private async iniciar(command: CrearPagoCommand, operationId: string): Promise<Inicio> {

@@ -108,6 +108,36 @@ export const DECIDIR_PAGO = `
 export const PAGO_POR_INTENT = `SELECT ${PAGO_COLUMNS} FROM pagos WHERE gateway_charge_id = $1::text`;
 
 /**
+ * Where client $2's payment $1 stands in the list's (creado_en, id) order: the cursor `desde` of
+ * GET /pagos. `creado_en` as text, to the microsecond: a JS Date would round it to the millisecond
+ * and skip or repeat the payments created in the same millisecond. No row: not the client's.
+ */
+export const POSICION_DE_PAGO = `
+  SELECT creado_en::text AS "creadoEn", id FROM pagos WHERE id = $1::uuid AND client_id = $2::text`;
+
+/**
+ * GET /pagos: client $1's payments, oldest first in (creado_en, id) order (`id` breaks the ties of
+ * one transaction's now()), $2 at most, only order $3 when it is not null. Index: pagos_client_creado_idx
+ * (migration 1764700024000), or pagos_client_orden_idx with an order. Payments are never deleted and
+ * `creado_en` never changes, so paging with POSICION_DE_PAGO and PAGOS_DE_CLIENTE_DESDE lists each
+ * payment that existed when the paging began exactly once. One created meanwhile is listed in a later
+ * page, unless its INSERT committed after a page already passed its `creado_en` (its own commit's
+ * latency, a few milliseconds): the list is not a feed; GET /eventos is.
+ */
+export const PAGOS_DE_CLIENTE = `
+  SELECT ${PAGO_COLUMNS} FROM pagos
+   WHERE client_id = $1::text AND ($3::text IS NULL OR numero_orden = $3::text)
+   ORDER BY creado_en, id
+   LIMIT $2::int`;
+
+/** As PAGOS_DE_CLIENTE, after the position ($4 creado_en, $5 id) of the cursor's payment. */
+export const PAGOS_DE_CLIENTE_DESDE = `
+  SELECT ${PAGO_COLUMNS} FROM pagos
+   WHERE client_id = $1::text AND ($3::text IS NULL OR numero_orden = $3::text) AND (creado_en, id) > ($4::timestamptz, $5::uuid)
+   ORDER BY creado_en, id
+   LIMIT $2::int`;
+
+/**
  * Payments waiting for the customer and untouched for at least $1 seconds, $3 at a time in id order
  * after $2: the reconciler asks the processor about them when no webhook came, and gives up on
  * those whose `autenticacion_expira_en` has passed.

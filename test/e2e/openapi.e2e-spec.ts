@@ -152,13 +152,14 @@ describe('the OpenAPI document (real app, real HTTP)', () => {
     }
   });
 
-  it('documents GET /pagos/{id} (200, 404) and GET /pagos?numeroOrden= (200 array)', () => {
+  it('documents GET /pagos/{id} (200, 404) and GET /pagos?numeroOrden=&desde=&limit= (200 array, 404 for an unknown cursor)', () => {
     const one = document.paths['/pagos/{id}'].get;
     expect(one.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PagoResponse' });
     expect(problemTypesOf(one.responses['404'])).toEqual(['https://pagos.dev/problems/pago-no-encontrado']);
     const list = document.paths['/pagos'].get;
     expect(list.responses['200'].content['application/json'].schema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/PagoResponse' } });
-    expect(list.parameters).toEqual([expect.objectContaining({ name: 'numeroOrden', in: 'query', required: false })]);
+    expect(list.parameters).toEqual(['numeroOrden', 'desde', 'limit'].map((name) => expect.objectContaining({ name, in: 'query', required: false })));
+    expect(problemTypesOf(list.responses['404'])).toEqual(['https://pagos.dev/problems/cursor-de-pagos-desconocido']);
   });
 
   it('documents POST /pagos/{pagoId}/reembolsos: Idempotency-Key, the 201 refund with Location, and its problems', () => {

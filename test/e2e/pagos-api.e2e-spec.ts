@@ -172,6 +172,56 @@ describe('the /pagos API contract (real app, real PostgreSQL)', () => {
     expect((await get(app.baseUrl, '/pagos?numeroOrden=ORD-never-used', ALICE)).json).toEqual([]);
   });
 
+  it('GET /pagos pages with desde and limit: 130 payments, ties of one instant included, each once in (creado_en, id) order', async () => {
+    // 130 of Bob's written directly, in threes sharing one creado_en (the id breaks the tie), the
+    // threes a microsecond apart (a millisecond-rounded cursor would skip or repeat them); listed
+    // among Bob's other payments of this file, whatever their order.
+    const { rows: written } = await db.query<{ id: string }>(
+      `INSERT INTO pagos (id, client_id, operation_id, numero_orden, monto, moneda, estado, creado_en)
+       SELECT gen_random_uuid(), 'bob', 'paging-' || n, 'ORD-PAGING-' || n, 100, 'EUR', 'APROBADO',
+              timestamptz '2026-01-01T00:00:00Z' + make_interval(secs => (n / 3) * 0.000001)
+         FROM generate_series(1, 130) n
+       RETURNING id`,
+    );
+    expect(written).toHaveLength(130);
+    const { rows: expected } = await db.query<{ id: string }>(`SELECT id FROM pagos WHERE client_id = 'bob' ORDER BY creado_en, id`);
+
+    const first = await get(app.baseUrl, '/pagos', BOB);
+    expect(first.status).toBe(200);
+    expect(first.json.map((pago: { id: string }) => pago.id)).toEqual(expected.slice(0, 100).map((row) => row.id));
+    const seen: string[] = [];
+    let desde: string | undefined;
+    // Bounded: a cursor that does not advance would otherwise repeat one page for ever.
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await get(app.baseUrl, `/pagos?limit=40${desde ? `&desde=${desde}` : ''}`, BOB);
+      expect(page.status).toBe(200);
+      seen.push(...page.json.map((pago: { id: string }) => pago.id));
+      if (page.json.length < 40) break;
+      desde = page.json.at(-1).id;
+    }
+    expect(seen).toEqual(expected.map((row) => row.id));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual(expect.arrayContaining(written.map((row) => row.id)));
+  });
+
+  it('GET /pagos?numeroOrden=&desde= pages within the order; an unknown or foreign cursor is 404 cursor-de-pagos-desconocido; a bad limit or desde is 400', async () => {
+    const body = nuevoPago();
+    const declined = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: { ...body, token: 'tok_decline' } });
+    const approved = await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body });
+    const page = await get(app.baseUrl, `/pagos?numeroOrden=${body.numeroOrden}&limit=1`, ALICE);
+    expect(page.json).toEqual([declined.json.pago]);
+    const next = await get(app.baseUrl, `/pagos?numeroOrden=${body.numeroOrden}&limit=1&desde=${declined.json.pago.id}`, ALICE);
+    expect(next.json).toEqual([approved.json]);
+    expect((await get(app.baseUrl, `/pagos?numeroOrden=${body.numeroOrden}&desde=${approved.json.id}`, ALICE)).json).toEqual([]);
+
+    const unknown = await get(app.baseUrl, `/pagos?desde=${randomUUID()}`, ALICE);
+    expectProblem(unknown, 404, 'cursor-de-pagos-desconocido');
+    expectProblem(await get(app.baseUrl, `/pagos?desde=${approved.json.id}`, BOB), 404, 'cursor-de-pagos-desconocido');
+    for (const query of ['limit=0', 'limit=101', 'limit=x', 'desde=nope', 'limit=1&limit=2']) {
+      expectProblem(await get(app.baseUrl, `/pagos?${query}`, ALICE), 400, 'validation-failed');
+    }
+  });
+
   it.each(['ORD%201', 'O'.repeat(65)])('GET /pagos?numeroOrden=%s (not a valid order number) is a 400 problem', async (numeroOrden) => {
     expectProblem(await get(app.baseUrl, `/pagos?numeroOrden=${numeroOrden}`, ALICE), 400, 'validation-failed');
   });

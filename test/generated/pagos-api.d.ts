@@ -72,8 +72,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Your payments, oldest first
-         * @description Every payment of yours in any state; with `numeroOrden`, only that order's (at most one of them `APROBADO`).
+         * Your payments, oldest first, a page at a time
+         * @description Every payment of yours in any state; with `numeroOrden`, only that order's (at most one of them `APROBADO`). Page with `desde` = the last id you got, until a page is shorter than `limit`: each payment that existed when you began is listed once.
          */
         get: operations["listarPagos"];
         put?: never;
@@ -960,6 +960,37 @@ export interface components {
              */
             detail: string;
         };
+        /** @description `https://pagos.dev/problems/cursor-de-pagos-desconocido`: Unknown payment cursor. */
+        CursorDePagosDesconocidoProblem: {
+            /**
+             * Format: uri
+             * @description Identifies the kind of problem; stable, safe to switch on.
+             * @example https://pagos.dev/problems/cursor-de-pagos-desconocido
+             * @enum {string}
+             */
+            type: "https://pagos.dev/problems/cursor-de-pagos-desconocido";
+            /**
+             * @description Short summary of the kind of problem.
+             * @example Unknown payment cursor
+             */
+            title: string;
+            /**
+             * @description The HTTP status code.
+             * @example 404
+             * @enum {integer}
+             */
+            status: 404;
+            /**
+             * @description What happened in this case and what to do next.
+             * @example No payment of yours has id 0b6c5f0e-6a54-4f1e-9a3b-3b8f5c0f2d11: list from the start, without desde, or from the last payment id a page gave you.
+             */
+            detail: string;
+            /**
+             * @description The `desde` that names no payment of yours.
+             * @example 0b6c5f0e-6a54-4f1e-9a3b-3b8f5c0f2d11
+             */
+            desde: string;
+        };
         /** @description `https://pagos.dev/problems/reembolso-rechazado`: Refund refused by the processor. */
         ReembolsoRechazadoProblem: {
             /**
@@ -1594,6 +1625,10 @@ export interface operations {
             query?: {
                 /** @description Only the payments of this order. */
                 numeroOrden?: string;
+                /** @description List the payments created after this one (the last one you got); from the oldest when absent. */
+                desde?: string;
+                /** @description At most this many payments (default 100); fewer means there are no more. */
+                limit?: string;
             };
             header?: never;
             path?: never;
@@ -1630,6 +1665,16 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["UnauthenticatedProblem"];
+                };
+            };
+            /** @description `cursor-de-pagos-desconocido`: Unknown payment cursor */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["CursorDePagosDesconocidoProblem"];
                 };
             };
             /** @description `internal-error`: Internal error */
