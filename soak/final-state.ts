@@ -1,0 +1,52 @@
+import pg from 'pg';
+import type { WebhookConsumer } from '../test/support/webhook-consumer.js';
+import type { Recorder } from './recorder.js';
+import { send } from './recorder.js';
+
+/**
+ * What the run left, appended to the history: the processor's intents and refunds and the service's
+ * payments and refunds (both from the database they share), the client's event feed, and every
+ * request the webhook consumer received.
+ */
+export async function recordFinalState(recorder: Recorder, databaseUrl: string, serviceUrl: string, token: string, consumer: WebhookConsumer): Promise<void> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const intents = await db.query(`
+      SELECT i.id, i.metadata->>'pago_id' AS pago_id, i.amount::int AS amount, i.status, c.id IS NOT NULL AS charged, coalesce(c.amount_refunded, 0)::int AS amount_refunded
+      FROM procesador_local.payment_intents i LEFT JOIN procesador_local.charges c ON c.payment_intent = i.id ORDER BY i.created, i.id`);
+    for (const row of intents.rows) recorder.add({ t: 'intent', id: row.id, pagoId: row.pago_id, amount: row.amount, status: row.status, charged: row.charged, amountRefunded: row.amount_refunded });
+    const refunds = await db.query(`SELECT id, payment_intent, metadata->>'reembolso_id' AS reembolso_id, amount::int AS amount, status FROM procesador_local.refunds ORDER BY created, id`);
+    for (const row of refunds.rows) recorder.add({ t: 'processor-refund', id: row.id, paymentIntent: row.payment_intent, reembolsoId: row.reembolso_id, amount: row.amount, status: row.status });
+    const pagos = await db.query(`SELECT id, numero_orden, monto::int AS monto, estado, monto_reembolsado::int AS monto_reembolsado FROM pagos ORDER BY creado_en, id`);
+    for (const row of pagos.rows) recorder.add({ t: 'pago', id: row.id, numeroOrden: row.numero_orden, monto: row.monto, estado: row.estado, montoReembolsado: row.monto_reembolsado });
+    const reembolsos = await db.query(`SELECT id, pago_id, monto::int AS monto, estado FROM reembolsos ORDER BY creado_en, id`);
+    for (const row of reembolsos.rows) recorder.add({ t: 'reembolso', id: row.id, pagoId: row.pago_id, monto: row.monto, estado: row.estado });
+  } finally {
+    await db.end();
+  }
+  await recordFeed(recorder, serviceUrl, token);
+  for (const received of consumer.received) {
+    recorder.add({
+      t: 'delivery',
+      webhookId: received.id,
+      timestamp: String(received.headers['webhook-timestamp']),
+      signature: String(received.headers['webhook-signature']),
+      body: received.body,
+      status: received.status ?? 0,
+    });
+  }
+}
+
+async function recordFeed(recorder: Recorder, serviceUrl: string, token: string): Promise<void> {
+  let desde: string | undefined;
+  for (;;) {
+    const query = `limit=100${desde === undefined ? '' : `&desde=${encodeURIComponent(desde)}`}`;
+    const answer = await send(`${serviceUrl}/eventos?${query}`, 'GET', { authorization: `Bearer ${token}` }, undefined, 30_000);
+    if (answer?.status !== 200) throw new Error(`GET /eventos answered ${answer ? `${answer.status} ${answer.body}` : 'nothing'}`);
+    const page = answer.json as Array<{ id: string; type: string; data: { id: string } }>;
+    for (const event of page) recorder.add({ t: 'evento', id: event.id, type: event.type, dataId: event.data.id });
+    if (page.length < 100) return;
+    desde = page[page.length - 1]!.id;
+  }
+}

@@ -1,0 +1,104 @@
+import pg from 'pg';
+import { freePort } from '../test/support/app-process.js';
+import { startProcessorProcess } from '../test/support/processor-process.js';
+import { ResponseDroppingProxy } from '../test/support/response-dropping-proxy.js';
+import { RoundRobinProxy } from '../test/support/round-robin-proxy.js';
+import { seededRandom } from '../test/support/seeded-random.js';
+import { WebhookConsumer } from '../test/support/webhook-consumer.js';
+import { runClient } from './client.js';
+import { printVerdict } from './report.js';
+import { recordFinalState } from './final-state.js';
+import { runFaults, sleep } from './faults.js';
+import { parseSoakOptions } from './options.js';
+import { Recorder, send } from './recorder.js';
+import { Replica } from './replica.js';
+
+/**
+ * `npm run soak -- [--duration 10m] [--seed n] [--clients 32] [--database-url …]`: two replicas of
+ * the built service on a fresh database, the standalone processor with its fault API, a webhook
+ * consumer and N clients through seeded faults; then a quiet period, the final state, and the checker.
+ */
+const TOKEN = 'soak-token-0123456789abcdef';
+const STRIPE_WEBHOOK_SECRET = `whsec_${Buffer.from('pagos-soak-stripe-webhooks').toString('base64')}`;
+const LOCK_TIMEOUT_SECONDS = 5;
+const EVENT_TYPES = ['pago.requiere_autenticacion', 'pago.aprobado', 'pago.rechazado', 'pago.fallido', 'reembolso.aprobado', 'reembolso.fallido'];
+// Faults and drops at these rates keep most operations moving while every kind still happens often.
+const DROP_AFTER_ANSWER = 0.03;
+
+async function main(): Promise<void> {
+  const options = parseSoakOptions(process.argv.slice(2));
+  console.log(`soak: seed ${options.seed}, ${options.clients} clients for ${options.durationMs / 1000} s, history in ${options.history}`);
+  const databaseUrl = await createDatabase(options.databaseUrl, `pagos_soak_${options.seed}_${Date.now()}`);
+  const recorder = new Recorder(options.history);
+  const random = seededRandom(options.seed);
+  const processor = await startProcessorProcess(databaseUrl, { PROCESSOR_WEBHOOK_RETRY_BASE_MS: '200', PROCESSOR_WEBHOOK_RETRY_MAX_MS: '2000' });
+  const env = {
+    NODE_ENV: 'test', DATABASE_URL: databaseUrl, API_TOKENS: `soak:${TOKEN}`, ...processor.serviceEnv, STRIPE_WEBHOOK_SECRET,
+    WEBHOOKS_ALLOW_INSECURE_URLS: 'true', RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_WINDOW_SECONDS: '1',
+    IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: String(LOCK_TIMEOUT_SECONDS), PAGOS_RECONCILE_CRON: '*/3 * * * * *', AUTENTICACION_TIMEOUT_SECONDS: '15',
+    WEBHOOK_RETRY_SCHEDULE: '1,1,2,2,4,4,8,8,15,15', WEBHOOK_TIMEOUT_SECONDS: '5', STRIPE_TIMEOUT_MS: '3000', LOG_FORMAT: 'json', LOG_LEVEL: 'info',
+  };
+  const replicas = [new Replica(await freePort(), env), new Replica(await freePort(), env)];
+  for (const replica of replicas) await replica.start();
+  const balancer = await RoundRobinProxy.start(replicas.map((replica) => replica.baseUrl));
+  const dropper = await ResponseDroppingProxy.start(Number(new URL(balancer.baseUrl).port), () => {
+    const drop = random() < DROP_AFTER_ANSWER;
+    if (drop) recorder.fault('drop-after-answer');
+    return drop;
+  });
+  await processor.pointWebhooksAt(`${balancer.baseUrl}/stripe/webhooks`, STRIPE_WEBHOOK_SECRET);
+  const consumer = await new WebhookConsumer().start();
+  const webhookSecret = await registerEndpoint(balancer.baseUrl, consumer.url);
+  recorder.add({ t: 'setup', seed: options.seed, clients: options.clients, durationMs: options.durationMs, webhookSecret });
+
+  const until = Date.now() + options.durationMs;
+  const serviceUrl = `http://127.0.0.1:${dropper.port}`;
+  const processorKey = processor.serviceEnv.STRIPE_SECRET_KEY!;
+  const clients = Array.from({ length: options.clients }, (_, id) =>
+    runClient({ id, random: seededRandom(options.seed * 1000 + id), recorder, serviceUrl, token: TOKEN, processorUrl: processor.url, processorKey, seed: options.seed }, until),
+  );
+  await Promise.all([...clients, runFaults({ replicas, processor, consumer, recorder, random, lockTimeoutSeconds: LOCK_TIMEOUT_SECONDS }, until)]);
+
+  console.log(`soak: clients done; quiet for ${options.quietMs / 1000} s`);
+  for (const replica of replicas) {
+    if (replica.stopped) await replica.signal('SIGCONT');
+    if (!replica.running) await replica.start();
+  }
+  await processor.clearFaults();
+  consumer.otherwise = 200;
+  await sleep(options.quietMs);
+  await recordFinalState(recorder, databaseUrl, balancer.baseUrl, TOKEN, consumer);
+  await recorder.close();
+
+  for (const replica of replicas) await replica.signal('SIGTERM');
+  await processor.stop();
+  await Promise.all([balancer.close(), dropper.close(), consumer.stop()]);
+  const failed = printVerdict(recorder.records);
+  console.log(`soak: database ${new URL(databaseUrl).pathname.slice(1)} kept; replay with --seed ${options.seed}`);
+  process.exit(failed ? 1 : 0);
+}
+
+async function createDatabase(serverUrl: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** The client's webhook endpoint for every event type; its secret is in the history, to check signatures. */
+async function registerEndpoint(serviceUrl: string, url: string): Promise<string> {
+  const answer = await send(`${serviceUrl}/webhooks`, 'POST', { authorization: `Bearer ${TOKEN}`, 'idempotency-key': `soak-endpoint-${Date.now()}` }, JSON.stringify({ url, eventos: EVENT_TYPES }), 30_000);
+  if (answer?.status !== 201) throw new Error(`POST /webhooks answered ${answer ? `${answer.status} ${answer.body}` : 'nothing'}`);
+  return (answer.json as { secreto: string }).secreto;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(2);
+});
