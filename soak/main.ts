@@ -74,18 +74,26 @@ async function main(): Promise<void> {
   await processor.stop();
   await Promise.all([balancer.close(), dropper.close(), consumer.stop()]);
   const failed = printVerdict(recorder.records);
-  console.log(`soak: database ${new URL(databaseUrl).pathname.slice(1)} kept; replay with --seed ${options.seed}`);
+  const name = new URL(databaseUrl).pathname.slice(1);
+  // A failed run's database is the evidence; a clean one would only pile up, one per CI run.
+  if (failed) console.log(`soak: database ${name} kept; replay with --seed ${options.seed}`);
+  else await adminQuery(options.databaseUrl, `DROP DATABASE ${name} WITH (FORCE)`);
   process.exit(failed ? 1 : 0);
 }
 
-async function createDatabase(serverUrl: string, name: string): Promise<string> {
+/** One statement on the server's maintenance connection; `sql` names only databases this file made up. */
+async function adminQuery(serverUrl: string, sql: string): Promise<void> {
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.query(sql);
   } finally {
     await admin.end();
   }
+}
+
+async function createDatabase(serverUrl: string, name: string): Promise<string> {
+  await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return url.toString();
