@@ -28,8 +28,8 @@ describe('the operator CLI', () => {
     url = await createTestDatabase('ops_cli');
     // Their own reconcilers stay out of the way: the CLI's `pagos reconcile` is what settles here.
     app = await startAppProcess(url, { PAGOS_RECONCILE_CRON: RECONCILE_NEVER });
-    // 40 s: the operator's commands below take seconds each on a loaded machine, and must all run while it charges.
-    slowApp = await startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', GATEWAY_LATENCY_MS: '40000', PAGOS_RECONCILE_CRON: RECONCILE_NEVER });
+    // 40 s (inside a 60 s SDK timeout): the operator's commands below take seconds each on a loaded machine, and must all run while it charges.
+    slowApp = await startAppProcess(url, { DB_MIGRATIONS_RUN: 'false', GATEWAY_LATENCY_MS: '40000', STRIPE_TIMEOUT_MS: '60000', PAGOS_RECONCILE_CRON: RECONCILE_NEVER });
     db = await connect(url);
   });
 
