@@ -9,21 +9,12 @@ import { ALICE, TEST_API_TOKENS } from '../support/clients.js';
 import { get, nuevoPago, postJson, postPago } from '../support/http.js';
 import { sampleOf, scrape } from '../support/metrics.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
+import { waitFor } from '../support/waiting.js';
 import { WebhookConsumer } from '../support/webhook-consumer.js';
 
 const OPS = path.resolve('dist/src/ops/main.js');
 // Fast retries and timeouts so that nothing is slept out for long; loopback consumers need insecure URLs.
 const FAST = { WEBHOOKS_ALLOW_INSECURE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1', WEBHOOK_TIMEOUT_SECONDS: '1' };
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /**
  * Webhook delivery end to end. Real: service processes on loopback ports, PostgreSQL, pg-boss, and

@@ -32,3 +32,17 @@ export async function eventually(what: string, condition: () => Promise<boolean>
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/**
+ * Polls `probe` every `pollMs` until it gives a value (neither undefined nor false), and resolves
+ * with it; fails after `timeoutMs` naming what it waited for.
+ */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000, pollMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
