@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import type Stripe from 'stripe';
-import { type LocalProcessor, startLocalProcessor } from '../../processor/local-processor.js';
-import { countCharges, refundedOf, rejectionOf, stripeAt, testHelper } from '../support/local-processor.js';
-import { connect, createTestDatabase } from '../support/test-database.js';
+import type { LocalProcessor } from '../../processor/local-processor.js';
+import { countCharges, refundedOf, rejectionOf, testHelper } from '../support/local-processor.js';
+import { type ProcessorUnderTest, startProcessorUnderTest } from '../support/processor-under-test.js';
 
 /**
  * What happens at the processor away from the API call: 3-D Secure challenges, payments left
@@ -12,22 +12,18 @@ import { connect, createTestDatabase } from '../support/test-database.js';
  * Stripe's checks on amounts, currencies and single-use tokens. Real SDK, real HTTP, real PostgreSQL.
  */
 describe('local processor: asynchronous outcomes through the stripe SDK', () => {
+  let under: ProcessorUnderTest;
   let processor: LocalProcessor;
   let stripe: Stripe;
   let db: pg.Client;
-  const logged: string[] = [];
 
   beforeAll(async () => {
-    const databaseUrl = await createTestDatabase('local_processor_async');
-    processor = await startLocalProcessor({ databaseUrl, log: (line) => logged.push(line) });
-    stripe = stripeAt(processor.url);
-    db = await connect(databaseUrl);
+    under = await startProcessorUnderTest('local_processor_async');
+    ({ processor, stripe, db } = under);
   });
 
   afterAll(async () => {
-    await db?.end();
-    await processor?.close();
-    expect(logged).toEqual([]);
+    await under?.close();
   });
 
   const confirmedWith = (paymentMethod: string, amount = 1_000) =>

@@ -2,28 +2,24 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import type Stripe from 'stripe';
-import { type LocalProcessor, startLocalProcessor } from '../../processor/local-processor.js';
+import type { LocalProcessor } from '../../processor/local-processor.js';
 import { refundedOf, rejectionOf, stripeAt } from '../support/local-processor.js';
-import { connect, createTestDatabase } from '../support/test-database.js';
+import { type ProcessorUnderTest, startProcessorUnderTest } from '../support/processor-under-test.js';
 
 /** Refunds on the local processor, through the official `stripe` SDK over real HTTP and real PostgreSQL. */
 describe('local processor: refunds through the stripe SDK', () => {
+  let under: ProcessorUnderTest;
   let processor: LocalProcessor;
   let stripe: Stripe;
   let db: pg.Client;
-  const logged: string[] = [];
 
   beforeAll(async () => {
-    const databaseUrl = await createTestDatabase('local_processor_refunds');
-    processor = await startLocalProcessor({ databaseUrl, log: (line) => logged.push(line) });
-    stripe = stripeAt(processor.url);
-    db = await connect(databaseUrl);
+    under = await startProcessorUnderTest('local_processor_refunds');
+    ({ processor, stripe, db } = under);
   });
 
   afterAll(async () => {
-    await db?.end();
-    await processor?.close();
-    expect(logged).toEqual([]);
+    await under?.close();
   });
 
   const paidIntent = async (amount: number) =>

@@ -2,33 +2,29 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import type Stripe from 'stripe';
-import { type LocalProcessor, startLocalProcessor } from '../../processor/local-processor.js';
+import type { LocalProcessor } from '../../processor/local-processor.js';
 import { addFault, clearFaults, countCharges, rejectionOf, stripeAt, waitUntil } from '../support/local-processor.js';
-import { connect, createTestDatabase } from '../support/test-database.js';
+import { type ProcessorUnderTest, startProcessorUnderTest } from '../support/processor-under-test.js';
 
 /**
  * The local processor (in this process, real HTTP, real PostgreSQL) driven by the official `stripe`
  * SDK: PaymentIntents, Stripe's idempotency keys, and the injected faults.
  */
 describe('local processor: payment intents through the stripe SDK', () => {
+  let under: ProcessorUnderTest;
   let processor: LocalProcessor;
   let stripe: Stripe;
   let db: pg.Client;
-  const logged: string[] = [];
 
   beforeAll(async () => {
-    const databaseUrl = await createTestDatabase('local_processor');
-    processor = await startLocalProcessor({ databaseUrl, faultInjection: true, log: (line) => logged.push(line) });
-    stripe = stripeAt(processor.url);
-    db = await connect(databaseUrl);
+    under = await startProcessorUnderTest('local_processor', { faultInjection: true });
+    ({ processor, stripe, db } = under);
   });
 
   afterEach(async () => clearFaults(processor.url));
 
   afterAll(async () => {
-    await db?.end();
-    await processor?.close();
-    expect(logged).toEqual([]);
+    await under?.close();
   });
 
   const newIntent = (amount = 2_500) =>
