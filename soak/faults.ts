@@ -1,6 +1,7 @@
 import type { WebhookConsumer } from '../test/support/webhook-consumer.js';
 import type { ProcessorProcess } from '../test/support/processor-process.js';
 import type { FaultSpec } from '../test/support/local-processor.js';
+import type { PostgresCluster } from '../test/support/postgres-cluster.js';
 import type { Recorder } from './recorder.js';
 import type { Replica } from './replica.js';
 
@@ -15,6 +16,8 @@ export interface FaultTargets {
   readonly recorder: Recorder;
   readonly random: () => number;
   readonly lockTimeoutSeconds: number;
+  /** The service's own cluster, to restart; undefined where it can't be. */
+  readonly postgres: PostgresCluster | undefined;
 }
 
 const OPERATIONS: FaultSpec['operation'][] = ['create_intent', 'confirm_intent', 'retrieve_intent', 'cancel_intent', 'create_refund', 'list_refunds'];
@@ -25,7 +28,8 @@ export async function runFaults(targets: FaultTargets, until: number): Promise<v
   while (Date.now() < until) {
     await sleep(2_000 + random() * 4_000);
     if (Date.now() >= until) break;
-    const kinds = [replicaKill, replicaPause, processorFault, processorOutage, consumerErrors, processorWebhookFault];
+    const kinds = [replicaKill, replicaPause, processorFault, processorOutage, consumerErrors, consumerDown, processorWebhookFault];
+    if (targets.postgres) kinds.push(postgresRestart);
     await kinds[Math.floor(random() * kinds.length)]!(targets);
   }
 }
@@ -70,6 +74,24 @@ async function consumerErrors({ consumer, recorder, random }: FaultTargets): Pro
   consumer.otherwise = 500;
   await sleep(ms);
   consumer.otherwise = 200;
+}
+
+async function consumerDown({ consumer, recorder, random }: FaultTargets): Promise<void> {
+  const ms = 500 + random() * 5_000;
+  recorder.fault('consumer-down', `${Math.round(ms)} ms`);
+  await consumer.stop();
+  await sleep(ms);
+  await consumer.start();
+}
+
+// `immediate` is a crash (recovery from the WAL on start); `fast` a clean restart under load.
+async function postgresRestart({ postgres, recorder, random }: FaultTargets): Promise<void> {
+  const mode = random() < 0.5 ? 'immediate' : 'fast';
+  const ms = 500 + random() * 3_000;
+  recorder.fault('postgres-restart', `${mode}, down ${Math.round(ms)} ms`);
+  await postgres!.stop(mode);
+  await sleep(ms);
+  await postgres!.start();
 }
 
 async function processorWebhookFault({ processor, recorder, random }: FaultTargets): Promise<void> {

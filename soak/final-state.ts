@@ -5,26 +5,12 @@ import { send } from './recorder.js';
 
 /**
  * What the run left, appended to the history: the processor's intents and refunds and the service's
- * payments and refunds (both from the database they share), the client's event feed, and every
+ * payments and refunds (each from its own database), the client's event feed, and every
  * request the webhook consumer received.
  */
-export async function recordFinalState(recorder: Recorder, databaseUrl: string, serviceUrl: string, token: string, consumer: WebhookConsumer): Promise<void> {
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-  try {
-    const intents = await db.query(`
-      SELECT i.id, i.metadata->>'pago_id' AS pago_id, i.amount::int AS amount, i.status, c.id IS NOT NULL AS charged, coalesce(c.amount_refunded, 0)::int AS amount_refunded
-      FROM procesador_local.payment_intents i LEFT JOIN procesador_local.charges c ON c.payment_intent = i.id ORDER BY i.created, i.id`);
-    for (const row of intents.rows) recorder.add({ t: 'intent', id: row.id, pagoId: row.pago_id, amount: row.amount, status: row.status, charged: row.charged, amountRefunded: row.amount_refunded });
-    const refunds = await db.query(`SELECT id, payment_intent, metadata->>'reembolso_id' AS reembolso_id, amount::int AS amount, status FROM procesador_local.refunds ORDER BY created, id`);
-    for (const row of refunds.rows) recorder.add({ t: 'processor-refund', id: row.id, paymentIntent: row.payment_intent, reembolsoId: row.reembolso_id, amount: row.amount, status: row.status });
-    const pagos = await db.query(`SELECT id, numero_orden, monto::int AS monto, estado, monto_reembolsado::int AS monto_reembolsado FROM pagos ORDER BY creado_en, id`);
-    for (const row of pagos.rows) recorder.add({ t: 'pago', id: row.id, numeroOrden: row.numero_orden, monto: row.monto, estado: row.estado, montoReembolsado: row.monto_reembolsado });
-    const reembolsos = await db.query(`SELECT id, pago_id, monto::int AS monto, estado FROM reembolsos ORDER BY creado_en, id`);
-    for (const row of reembolsos.rows) recorder.add({ t: 'reembolso', id: row.id, pagoId: row.pago_id, monto: row.monto, estado: row.estado });
-  } finally {
-    await db.end();
-  }
+export async function recordFinalState(recorder: Recorder, databases: { processor: string; service: string }, serviceUrl: string, token: string, consumer: WebhookConsumer): Promise<void> {
+  await recordProcessorState(recorder, databases.processor);
+  await recordServiceState(recorder, databases.service);
   await recordFeed(recorder, serviceUrl, token);
   for (const received of consumer.received) {
     recorder.add({
@@ -35,6 +21,56 @@ export async function recordFinalState(recorder: Recorder, databaseUrl: string, 
       body: received.body,
       status: received.status ?? 0,
     });
+  }
+}
+
+async function recordProcessorState(recorder: Recorder, databaseUrl: string): Promise<void> {
+  await withClient(databaseUrl, async (db) => {
+    const intents = await db.query(`
+      SELECT i.id, i.metadata->>'pago_id' AS pago_id, i.amount::int AS amount, i.status, c.id IS NOT NULL AS charged, coalesce(c.amount_refunded, 0)::int AS amount_refunded
+      FROM procesador_local.payment_intents i LEFT JOIN procesador_local.charges c ON c.payment_intent = i.id ORDER BY i.created, i.id`);
+    for (const row of intents.rows) recorder.add({ t: 'intent', id: row.id, pagoId: row.pago_id, amount: row.amount, status: row.status, charged: row.charged, amountRefunded: row.amount_refunded });
+    const refunds = await db.query(`SELECT id, payment_intent, metadata->>'reembolso_id' AS reembolso_id, amount::int AS amount, status FROM procesador_local.refunds ORDER BY created, id`);
+    for (const row of refunds.rows) recorder.add({ t: 'processor-refund', id: row.id, paymentIntent: row.payment_intent, reembolsoId: row.reembolso_id, amount: row.amount, status: row.status });
+  });
+}
+
+async function recordServiceState(recorder: Recorder, databaseUrl: string): Promise<void> {
+  await withClient(databaseUrl, async (db) => {
+    const pagos = await db.query(`SELECT id, numero_orden, monto::int AS monto, estado, monto_reembolsado::int AS monto_reembolsado FROM pagos ORDER BY creado_en, id`);
+    for (const row of pagos.rows) recorder.add({ t: 'pago', id: row.id, numeroOrden: row.numero_orden, monto: row.monto, estado: row.estado, montoReembolsado: row.monto_reembolsado });
+    const reembolsos = await db.query(`SELECT id, pago_id, monto::int AS monto, estado FROM reembolsos ORDER BY creado_en, id`);
+    for (const row of reembolsos.rows) recorder.add({ t: 'reembolso', id: row.id, pagoId: row.pago_id, monto: row.monto, estado: row.estado });
+  });
+}
+
+/**
+ * Waits, up to `capMs`, until every event has been delivered to the consumer: delivery is
+ * eventual, not bounded by the quiet period, and a backlog of one client's webhooks can outlast it.
+ * Resolves how many were still undelivered (the checker then reports each).
+ */
+export async function waitForDeliveries(databaseUrl: string, capMs: number): Promise<number> {
+  const deadline = Date.now() + capMs;
+  for (;;) {
+    let undelivered = 0;
+    await withClient(databaseUrl, async (db) => {
+      const { rows } = await db.query<{ n: number }>(`
+        SELECT count(*)::int AS n FROM eventos e
+        WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.delivered_at IS NOT NULL)`);
+      undelivered = rows[0]!.n;
+    });
+    if (undelivered === 0 || Date.now() > deadline) return undelivered;
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+  }
+}
+
+async function withClient(databaseUrl: string, use: (db: pg.Client) => Promise<void>): Promise<void> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    await use(db);
+  } finally {
+    await db.end();
   }
 }
 

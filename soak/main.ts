@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { freePort } from '../test/support/app-process.js';
 import { startProcessorProcess } from '../test/support/processor-process.js';
 import { ResponseDroppingProxy } from '../test/support/response-dropping-proxy.js';
@@ -7,11 +6,12 @@ import { seededRandom } from '../test/support/seeded-random.js';
 import { WebhookConsumer } from '../test/support/webhook-consumer.js';
 import { runClient } from './client.js';
 import { printVerdict } from './report.js';
-import { recordFinalState } from './final-state.js';
+import { recordFinalState, waitForDeliveries } from './final-state.js';
 import { runFaults, sleep } from './faults.js';
 import { parseSoakOptions } from './options.js';
 import { Recorder, send } from './recorder.js';
 import { Replica } from './replica.js';
+import { createDatabase, dropDatabase, startServiceDatabase } from './service-database.js';
 
 /**
  * `npm run soak -- [--duration 10m] [--seed n] [--clients 32] [--database-url …]`: two replicas of
@@ -24,16 +24,22 @@ const LOCK_TIMEOUT_SECONDS = 5;
 const EVENT_TYPES = ['pago.requiere_autenticacion', 'pago.aprobado', 'pago.rechazado', 'pago.fallido', 'reembolso.aprobado', 'reembolso.fallido'];
 // Faults and drops at these rates keep most operations moving while every kind still happens often.
 const DROP_AFTER_ANSWER = 0.03;
+// Past this after the quiet period, an event still undelivered is a violation, not a backlog.
+const DELIVERY_BACKLOG_CAP_MS = 10 * 60_000;
 
 async function main(): Promise<void> {
   const options = parseSoakOptions(process.argv.slice(2));
   console.log(`soak: seed ${options.seed}, ${options.clients} clients for ${options.durationMs / 1000} s, history in ${options.history}`);
-  const databaseUrl = await createDatabase(options.databaseUrl, `pagos_soak_${options.seed}_${Date.now()}`);
+  const databaseName = `pagos_soak_${options.seed}_${Date.now()}`;
+  const processorDatabaseUrl = await createDatabase(options.databaseUrl, databaseName);
+  const serviceDatabase = await startServiceDatabase(options.databaseUrl, databaseName);
   const recorder = new Recorder(options.history);
-  const random = seededRandom(options.seed);
-  const processor = await startProcessorProcess(databaseUrl, { PROCESSOR_WEBHOOK_RETRY_BASE_MS: '200', PROCESSOR_WEBHOOK_RETRY_MAX_MS: '2000' });
+  // Apart, so that the fault schedule doesn't depend on how many answers the proxy saw first.
+  const faultRandom = seededRandom(options.seed);
+  const dropRandom = seededRandom(options.seed + 0x9e3779b9);
+  const processor = await startProcessorProcess(processorDatabaseUrl, { PROCESSOR_WEBHOOK_RETRY_BASE_MS: '200', PROCESSOR_WEBHOOK_RETRY_MAX_MS: '2000' });
   const env = {
-    NODE_ENV: 'test', DATABASE_URL: databaseUrl, API_TOKENS: `soak:${TOKEN}`, ...processor.serviceEnv, STRIPE_WEBHOOK_SECRET,
+    NODE_ENV: 'test', DATABASE_URL: serviceDatabase.url, API_TOKENS: `soak:${TOKEN}`, ...processor.serviceEnv, STRIPE_WEBHOOK_SECRET,
     WEBHOOKS_ALLOW_INSECURE_URLS: 'true', RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_WINDOW_SECONDS: '1',
     IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: String(LOCK_TIMEOUT_SECONDS), PAGOS_RECONCILE_CRON: '*/3 * * * * *', AUTENTICACION_TIMEOUT_SECONDS: '15',
     WEBHOOK_RETRY_SCHEDULE: '1,1,2,2,4,4,8,8,15,15', WEBHOOK_TIMEOUT_SECONDS: '5', STRIPE_TIMEOUT_MS: '3000', LOG_FORMAT: 'json', LOG_LEVEL: 'info',
@@ -42,7 +48,7 @@ async function main(): Promise<void> {
   for (const replica of replicas) await replica.start();
   const balancer = await RoundRobinProxy.start(replicas.map((replica) => replica.baseUrl));
   const dropper = await ResponseDroppingProxy.start(Number(new URL(balancer.baseUrl).port), () => {
-    const drop = random() < DROP_AFTER_ANSWER;
+    const drop = dropRandom() < DROP_AFTER_ANSWER;
     if (drop) recorder.fault('drop-after-answer');
     return drop;
   });
@@ -57,7 +63,7 @@ async function main(): Promise<void> {
   const clients = Array.from({ length: options.clients }, (_, id) =>
     runClient({ id, random: seededRandom(options.seed * 1000 + id), recorder, serviceUrl, token: TOKEN, processorUrl: processor.url, processorKey, seed: options.seed }, until),
   );
-  await Promise.all([...clients, runFaults({ replicas, processor, consumer, recorder, random, lockTimeoutSeconds: LOCK_TIMEOUT_SECONDS }, until)]);
+  await Promise.all([...clients, runFaults({ replicas, processor, consumer, recorder, random: faultRandom, lockTimeoutSeconds: LOCK_TIMEOUT_SECONDS, postgres: serviceDatabase.cluster }, until)]);
 
   console.log(`soak: clients done; quiet for ${options.quietMs / 1000} s`);
   for (const replica of replicas) {
@@ -67,36 +73,21 @@ async function main(): Promise<void> {
   await processor.clearFaults();
   consumer.otherwise = 200;
   await sleep(options.quietMs);
-  await recordFinalState(recorder, databaseUrl, balancer.baseUrl, TOKEN, consumer);
+  const started = Date.now();
+  const undelivered = await waitForDeliveries(serviceDatabase.url, DELIVERY_BACKLOG_CAP_MS);
+  console.log(`soak: waited ${Math.round((Date.now() - started) / 1000)} s more for webhook deliveries; ${undelivered} undelivered`);
+  await recordFinalState(recorder, { processor: processorDatabaseUrl, service: serviceDatabase.url }, balancer.baseUrl, TOKEN, consumer);
   await recorder.close();
 
   for (const replica of replicas) await replica.signal('SIGTERM');
   await processor.stop();
   await Promise.all([balancer.close(), dropper.close(), consumer.stop()]);
   const failed = printVerdict(recorder.records);
-  const name = new URL(databaseUrl).pathname.slice(1);
-  // A failed run's database is the evidence; a clean one would only pile up, one per CI run.
-  if (failed) console.log(`soak: database ${name} kept; replay with --seed ${options.seed}`);
-  else await adminQuery(options.databaseUrl, `DROP DATABASE ${name} WITH (FORCE)`);
+  // A failed run's databases are the evidence; a clean run's would only pile up, one per CI run.
+  const kept = await serviceDatabase.close(failed);
+  if (failed) console.log(`soak: kept the processor's database ${databaseName} on --database-url and the service's in ${kept}; replay with --seed ${options.seed}`);
+  else await dropDatabase(options.databaseUrl, databaseName);
   process.exit(failed ? 1 : 0);
-}
-
-/** One statement on the server's maintenance connection; `sql` names only databases this file made up. */
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  try {
-    await admin.query(sql);
-  } finally {
-    await admin.end();
-  }
-}
-
-async function createDatabase(serverUrl: string, name: string): Promise<string> {
-  await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
 }
 
 /** The client's webhook endpoint for every event type; its secret is in the history, to check signatures. */
