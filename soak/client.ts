@@ -6,7 +6,7 @@ import { type Answer, type Recorder, send } from './recorder.js';
  * One simulated mobile client: pays new orders until `until`, with the example client's retry
  * policy (same key after a timeout, a 5xx or a key in flight, backoff with jitter, `Retry-After`),
  * sometimes double-tapping, asking `Prefer: wait`, abandoning mid-retry, authenticating 3-D Secure
- * through the processor's test route, and refunding part of what it paid.
+ * through the processor's test route, reading payments back, and refunding part of what it paid.
  */
 export interface ClientContext {
   readonly id: number;
@@ -31,6 +31,7 @@ const ANSWER_TIMEOUT_MS = 15_000;
 const DROP_BEFORE_ANSWER = 0.03;
 const ABANDON = 0.04;
 const DOUBLE_TAP = 0.08;
+const READ_BACK = 0.2;
 
 export async function runClient(context: ClientContext, until: number): Promise<void> {
   for (let order = 1; Date.now() < until; order += 1) {
@@ -45,12 +46,14 @@ async function payOrder(context: ClientContext, numeroOrden: string): Promise<vo
   const answer = await operate(context, '/pagos', { numeroOrden, monto, moneda: 'EUR', token });
   if (answer?.status === 202) return authenticate(context, answer);
   if (answer?.status !== 201) return;
+  const pagoId = (answer.json as { id: string }).id;
+  if (random() < READ_BACK) await read(context, `/pagos/${pagoId}`);
   let left = monto;
   while (left > 0 && random() < 0.4) {
     const part = 1 + Math.floor(random() * Math.min(left, 2000));
     // 13 is the local processor's failing refund; the soak's refunds are ordinary ones.
     const monto = part === 13 ? 14 : part;
-    const refund = await operate(context, `/pagos/${(answer.json as { id: string }).id}/reembolsos`, { monto });
+    const refund = await operate(context, `/pagos/${pagoId}/reembolsos`, { monto });
     if (refund?.status === 201 || refund?.status === 202) left -= monto;
     else break;
   }
@@ -63,7 +66,16 @@ async function authenticate(context: ClientContext, answer: Answer): Promise<voi
   const { id, autenticacion } = answer.json as { id: string; autenticacion: { clientSecret: string } };
   const intent = autenticacion.clientSecret.split('_secret_')[0]!;
   await send(`${context.processorUrl}/v1/test_helpers/payment_intents/${intent}/authenticate`, 'POST', { authorization: `Bearer ${context.processorKey}`, 'content-type': 'application/x-www-form-urlencoded' }, `outcome=${draw < 0.75 ? 'success' : 'failure'}`, ANSWER_TIMEOUT_MS);
-  await send(`${context.serviceUrl}/pagos/${id}`, 'GET', { authorization: `Bearer ${context.token}`, prefer: 'wait=5' }, undefined, ANSWER_TIMEOUT_MS);
+  await read(context, `/pagos/${id}`, { prefer: 'wait=5' });
+}
+
+/** A read, recorded like any operation: the checker holds what it showed against the final state. */
+async function read(context: ClientContext, path: string, headers: Record<string, string> = {}): Promise<void> {
+  const { recorder } = context;
+  const op = recorder.newOp();
+  recorder.add({ t: 'invoke', op, client: context.id, at: Date.now(), method: 'GET', path });
+  const answer = await send(`${context.serviceUrl}${path}`, 'GET', { authorization: `Bearer ${context.token}`, ...headers }, undefined, ANSWER_TIMEOUT_MS);
+  recordAnswer(recorder, op, answer, 'no answer');
 }
 
 /** One operation under one key, retried as the example client does; resolves the final answer, if any. */
@@ -91,9 +103,13 @@ async function attemptOnce(context: ClientContext, path: string, key: string, bo
   recorder.add({ t: 'invoke', op, client: context.id, at: Date.now(), method: 'POST', path, key, body });
   if (dropBefore) recorder.fault('client-drop-before-answer', `op ${op}`);
   const answer = await send(`${context.serviceUrl}${path}`, 'POST', headers, JSON.stringify(body), timeoutMs);
-  if (answer) recorder.add({ t: 'complete', op, at: Date.now(), status: answer.status, replayed: answer.headers.get('idempotent-replayed') === 'true', body: answer.body });
-  else recorder.add({ t: 'lost', op, at: Date.now(), reason: dropBefore ? 'dropped by the client before the answer' : 'no answer' });
+  recordAnswer(recorder, op, answer, dropBefore ? 'dropped by the client before the answer' : 'no answer');
   return answer;
+}
+
+function recordAnswer(recorder: Recorder, op: number, answer: Answer | undefined, lostReason: string): void {
+  if (answer) recorder.add({ t: 'complete', op, at: Date.now(), status: answer.status, replayed: answer.headers.get('idempotent-replayed') === 'true', body: answer.body });
+  else recorder.add({ t: 'lost', op, at: Date.now(), reason: lostReason });
 }
 
 function pick<T>(random: () => number, weighted: Array<[T, number]>): T {

@@ -35,6 +35,8 @@ function cleanHistory(): HistoryRecord[] {
     { t: 'complete', op: 3, at: 6, status: 201, replayed: true, body: pagoBody() },
     { t: 'invoke', op: 4, client: 0, at: 7, method: 'POST', path: `/pagos/${PAGO}/reembolsos`, key: 'k-ref', body: { monto: 300 } },
     { t: 'complete', op: 4, at: 8, status: 201, replayed: false, body: reembolsoBody },
+    { t: 'invoke', op: 5, client: 0, at: 9, method: 'GET', path: `/pagos/${PAGO}` },
+    { t: 'complete', op: 5, at: 10, status: 200, replayed: false, body: pagoBody('APROBADO', 300) },
     { t: 'intent', id: 'pi_1', pagoId: PAGO, amount: 1000, status: 'succeeded', charged: true, amountRefunded: 300 },
     { t: 'processor-refund', id: 're_1', paymentIntent: 'pi_1', reembolsoId: REEMBOLSO, amount: 300, status: 'succeeded' },
     { t: 'pago', id: PAGO, numeroOrden: 'ORD-1', monto: 1000, estado: 'APROBADO', montoReembolsado: 300 },
@@ -59,8 +61,8 @@ describe('checkHistory', () => {
     const verdict = checkHistory(cleanHistory());
     expect(verdict.violations).toEqual([]);
     for (const invariant of INVARIANTS) expect(verdict.checked[invariant]).toBeGreaterThan(0);
-    expect(verdict.operations).toBe(4);
-    expect(verdict.answersByStatus).toEqual({ lost: 1, 201: 3 });
+    expect(verdict.operations).toBe(5);
+    expect(verdict.answersByStatus).toEqual({ lost: 1, 200: 1, 201: 3 });
     expect(verdict.faultsByKind).toEqual({ 'drop-after-answer': 1 });
   });
 
@@ -77,6 +79,8 @@ describe('checkHistory', () => {
     ['a charge whose payment is FALLIDO', 'approved-iff-charged', (h) => [...h, { t: 'pago', id: 'p-3', numeroOrden: 'ORD-3', monto: 500, estado: 'FALLIDO', montoReembolsado: 0 }, { t: 'intent', id: 'pi_3', pagoId: 'p-3', amount: 500, status: 'succeeded', charged: true, amountRefunded: 0 }, { t: 'evento', id: 'evt_9', type: 'pago.fallido', dataId: 'p-3' }, signed('evt_9', 'pago.fallido', 'p-3')]],
     ['a replay whose body differs from the first answer', 'replay-identical', (h) => h.map((r) => (r.t === 'complete' && r.op === 3 ? { ...r, body: pagoBody('APROBADO', 300) } : r))],
     ['a key answered 201 and then 402', 'replay-identical', (h) => h.map((r) => (r.t === 'complete' && r.op === 3 ? { ...r, status: 402 } : r))],
+    ['a read showing a settled payment in another state than its final one', 'reads-consistent', (h) => h.map((r) => (r.t === 'complete' && r.op === 5 ? { ...r, body: pagoBody('RECHAZADO') } : r))],
+    ['a read of an answered payment that says 404', 'reads-consistent', (h) => h.map((r) => (r.t === 'complete' && r.op === 5 ? { ...r, status: 404, body: '{"status":404}' } : r))],
     ['a 402 for a payment the processor charged', 'answer-matches-processor', (h) => [
       ...h,
       { t: 'invoke', op: 9, client: 0, at: 9, method: 'POST', path: '/pagos', key: 'k-402', body: { numeroOrden: 'ORD-1' } },
