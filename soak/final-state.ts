@@ -1,16 +1,22 @@
 import pg from 'pg';
+import Stripe from 'stripe';
 import type { WebhookConsumer } from '../test/support/webhook-consumer.js';
 import type { Recorder } from './recorder.js';
 import { send } from './recorder.js';
 
+export interface ProcessorAccess {
+  readonly url: string;
+  readonly key: string;
+}
+
 /**
- * What the run left, appended to the history: the processor's intents and refunds and the service's
- * payments and refunds (each from its own database), the client's event feed, and every
+ * What the run left, appended to the history: the processor's intents and refunds (its API) and the
+ * service's payments and refunds (its database), the client's event feed, and every
  * request the webhook consumer received.
  */
-export async function recordFinalState(recorder: Recorder, databases: { processor: string; service: string }, serviceUrl: string, token: string, consumer: WebhookConsumer): Promise<void> {
-  await recordProcessorState(recorder, databases.processor);
-  await recordServiceState(recorder, databases.service);
+export async function recordFinalState(recorder: Recorder, processor: ProcessorAccess, serviceDatabaseUrl: string, serviceUrl: string, token: string, consumer: WebhookConsumer): Promise<void> {
+  await recordProcessorState(recorder, processor);
+  await recordServiceState(recorder, serviceDatabaseUrl);
   await recordFeed(recorder, serviceUrl, token);
   for (const received of consumer.received) {
     recorder.add({
@@ -24,14 +30,26 @@ export async function recordFinalState(recorder: Recorder, databases: { processo
   }
 }
 
-async function recordProcessorState(recorder: Recorder, databaseUrl: string): Promise<void> {
-  await withClient(databaseUrl, async (db) => {
-    const intents = await db.query(`
-      SELECT i.id, i.metadata->>'pago_id' AS pago_id, i.amount::int AS amount, i.status, c.id IS NOT NULL AS charged, coalesce(c.amount_refunded, 0)::int AS amount_refunded
-      FROM procesador_local.payment_intents i LEFT JOIN procesador_local.charges c ON c.payment_intent = i.id ORDER BY i.created, i.id`);
-    for (const row of intents.rows) recorder.add({ t: 'intent', id: row.id, pagoId: row.pago_id, amount: row.amount, status: row.status, charged: row.charged, amountRefunded: row.amount_refunded });
-    const refunds = await db.query(`SELECT id, payment_intent, metadata->>'reembolso_id' AS reembolso_id, amount::int AS amount, status FROM procesador_local.refunds ORDER BY created, id`);
-    for (const row of refunds.rows) recorder.add({ t: 'processor-refund', id: row.id, paymentIntent: row.payment_intent, reembolsoId: row.reembolso_id, amount: row.amount, status: row.status });
+/**
+ * The processor's state as its API shows it (`/v1/payment_intents`, `/v1/refunds`, every page): an
+ * intent is charged when it has a charge; what its charge has refunded is what its refunds hold.
+ */
+async function recordProcessorState(recorder: Recorder, processor: ProcessorAccess): Promise<void> {
+  const { hostname, port } = new URL(processor.url);
+  const stripe = new Stripe(processor.key, { host: hostname, port: Number(port), protocol: 'http', timeout: 30_000, maxNetworkRetries: 2 });
+  const refunds: Stripe.Refund[] = [];
+  await stripe.refunds.list({ limit: 100 }).autoPagingEach((refund) => void refunds.push(refund));
+  const refundedOf = new Map<string, number>();
+  for (const refund of refunds) {
+    const intent = String(refund.payment_intent);
+    recorder.add({ t: 'processor-refund', id: refund.id, paymentIntent: intent, reembolsoId: refund.metadata?.reembolso_id ?? null, amount: refund.amount, status: String(refund.status) });
+    if (refund.status === 'succeeded' || refund.status === 'pending') refundedOf.set(intent, (refundedOf.get(intent) ?? 0) + refund.amount);
+  }
+  await stripe.paymentIntents.list({ limit: 100 }).autoPagingEach((intent) => {
+    recorder.add({
+      t: 'intent', id: intent.id, pagoId: intent.metadata.pago_id ?? null, amount: intent.amount, status: intent.status,
+      charged: intent.latest_charge !== null, amountRefunded: refundedOf.get(intent.id) ?? 0,
+    });
   });
 }
 

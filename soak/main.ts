@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const undelivered = await waitForDeliveries(serviceDatabase.url, DELIVERY_BACKLOG_CAP_MS);
   console.log(`soak: waited ${Math.round((Date.now() - started) / 1000)} s more for webhook deliveries; ${undelivered} undelivered`);
-  await recordFinalState(recorder, { processor: processorDatabaseUrl, service: serviceDatabase.url }, balancer.baseUrl, TOKEN, consumer);
+  await recordFinalState(recorder, { url: processor.url, key: processorKey }, serviceDatabase.url, balancer.baseUrl, TOKEN, consumer);
   await recorder.close();
 
   for (const replica of replicas) await replica.signal('SIGTERM');
