@@ -66,6 +66,8 @@ async function processorOutage({ processor, recorder, random }: FaultTargets): P
   const ms = 500 + Math.floor(random() * 2_500);
   recorder.fault('processor-outage', `${ms} ms`);
   await processor.refuse(ms);
+  // The fault API is on the processor's port too: the next fault waits until it listens again.
+  await sleep(ms + 200);
 }
 
 async function consumerErrors({ consumer, recorder, random }: FaultTargets): Promise<void> {
