@@ -33,6 +33,7 @@ async function main(): Promise<void> {
   const databaseName = `pagos_soak_${options.seed}_${Date.now()}`;
   const processorDatabaseUrl = await createDatabase(options.databaseUrl, databaseName);
   const serviceDatabase = await startServiceDatabase(options.databaseUrl, databaseName);
+  onCrash.push(async () => console.log(`soak: kept the service's data in ${await serviceDatabase.close(true)}`));
   const recorder = new Recorder(options.history);
   // Apart, so that the fault schedule doesn't depend on how many answers the proxy saw first.
   const faultRandom = seededRandom(options.seed);
@@ -45,6 +46,10 @@ async function main(): Promise<void> {
     WEBHOOK_RETRY_SCHEDULE: '1,1,2,2,4,4,8,8,15,15', WEBHOOK_TIMEOUT_SECONDS: '5', STRIPE_TIMEOUT_MS: '3000', LOG_FORMAT: 'json', LOG_LEVEL: 'info',
   };
   const replicas = [new Replica(await freePort(), env), new Replica(await freePort(), env)];
+  onCrash.unshift(async () => {
+    for (const replica of replicas) await replica.signal('SIGKILL');
+    await processor.stop('SIGKILL');
+  });
   for (const replica of replicas) await replica.start();
   const balancer = await RoundRobinProxy.start(replicas.map((replica) => replica.baseUrl));
   const dropper = await ResponseDroppingProxy.start(Number(new URL(balancer.baseUrl).port), () => {
@@ -97,7 +102,11 @@ async function registerEndpoint(serviceUrl: string, url: string): Promise<string
   return (answer.json as { secreto: string }).secreto;
 }
 
-main().catch((error: unknown) => {
+// A run that dies (not one that finds violations) stops what it started: children outlive a process.exit.
+const onCrash: Array<() => Promise<void>> = [];
+
+main().catch(async (error: unknown) => {
   console.error(error);
+  for (const cleanup of onCrash) await cleanup().catch((cleanupError: unknown) => console.error(cleanupError));
   process.exit(2);
 });
