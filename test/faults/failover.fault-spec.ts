@@ -74,7 +74,7 @@ describeWhenAvailable(PATRONI, 'when the primary is lost under load (Patroni, a 
   });
 
   it('the leader SIGKILLed mid-load (Patroni and PostgreSQL): the standby takes over, every operation ends charged at most once, every answer replays, nothing stays PENDIENTE, no event is lost', async () => {
-    const run = await underLoad(service.baseUrl, operations, async () => {
+    const run = await underLoad(service, operations, async () => {
       const killed = await cluster.killLeader();
       const faultAt = Date.now();
       // The dead node comes back once the other leads, and rejoins as the synchronous standby.
@@ -85,13 +85,14 @@ describeWhenAvailable(PATRONI, 'when the primary is lost under load (Patroni, a 
     await cluster.waitForSyncPair();
     expectServiceUp(service);
     report('kill -9 of the leader', run);
+    expectListenerBack(service, run.logFrom);
     expect(run.gapMs).toBeLessThan(WRITES_RESUME_WITHIN_MS);
     expect(run.readiness).toContain(503);
     await expectEveryPromiseKept(operations);
   }, 300_000);
 
   it('a planned switchover mid-load: the same promises, and writes pause only for the handover', async () => {
-    const run = await underLoad(service.baseUrl, operations, async () => {
+    const run = await underLoad(service, operations, async () => {
       const faultAt = Date.now();
       await cluster.switchover();
       return faultAt;
@@ -99,6 +100,7 @@ describeWhenAvailable(PATRONI, 'when the primary is lost under load (Patroni, a 
     await cluster.waitForSyncPair();
     expectServiceUp(service);
     report('switchover', run);
+    expectListenerBack(service, run.logFrom);
     expect(run.gapMs).toBeLessThan(WRITES_RESUME_WITHIN_MS);
     await expectEveryPromiseKept(operations);
   }, 300_000);
@@ -168,6 +170,8 @@ interface LoadRun {
   readonly gapMs: number;
   /** Every status /health/ready answered during the run, in order, repeats collapsed. */
   readonly readiness: readonly (number | undefined)[];
+  /** Where the service's output stood when the run began. */
+  readonly logFrom: number;
 }
 
 /**
@@ -176,7 +180,8 @@ interface LoadRun {
  * readiness is polled. `fault` runs once the load is going; the load stops when writes have been
  * back for 3 s.
  */
-async function underLoad(baseUrl: string, operations: Operation[], fault: () => Promise<number>): Promise<LoadRun> {
+async function underLoad(service: AppProcess, operations: Operation[], fault: () => Promise<number>): Promise<LoadRun> {
+  const baseUrl = service.baseUrl;
   const attempts: Attempt[] = [];
   const probes: Attempt[] = [];
   const readiness: (number | undefined)[] = [];
@@ -221,6 +226,7 @@ async function underLoad(baseUrl: string, operations: Operation[], fault: () => 
     }
   };
   const before = operations.length;
+  const logFrom = service.output().length;
   const running = [...Array.from({ length: CLIENTS }, (_, i) => client(i)), probe(), watchReadiness()];
   let faultAt = 0;
   try {
@@ -230,7 +236,7 @@ async function underLoad(baseUrl: string, operations: Operation[], fault: () => 
     await delay(3_000);
     stopping = true;
     await Promise.all(running);
-    return { operations: operations.length - before, attempts, probes, faultAt, gapMs: resumed.end - faultAt, readiness };
+    return { operations: operations.length - before, attempts, probes, faultAt, gapMs: resumed.end - faultAt, readiness, logFrom };
   } finally {
     stopping = true;
     await Promise.allSettled(running);
@@ -278,6 +284,14 @@ function expectServiceUp(service: AppProcess): void {
   if (exitCode !== null || signalCode !== null) {
     throw new Error(`the service exited (code ${exitCode}, signal ${signalCode}); its last output:\n${service.output().slice(-3000)}`);
   }
+}
+
+/** The `LISTEN` connection (for `Prefer: wait`) lost its session in the switch and listens again. */
+function expectListenerBack(service: AppProcess, logFrom: number): void {
+  const log = service.output().slice(logFrom);
+  const lost = log.indexOf('listening connection lost');
+  expect(lost).toBeGreaterThanOrEqual(0);
+  expect(log.indexOf('listening for notifications again', lost)).toBeGreaterThan(lost);
 }
 
 function delay(ms: number): Promise<void> {
