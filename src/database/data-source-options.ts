@@ -20,6 +20,11 @@ export function dataSourceOptions(settings: DatabaseSettings): DataSourceOptions
     extra: {
       // Fail fast when the database is unreachable instead of letting requests queue forever.
       connectionTimeoutMillis: 5_000,
+      // A database whose machine died (or a partition) sends no FIN or RST: TCP keep-alive probes an
+      // idle connection after 10 s of silence, so the pool finds it dead in seconds rather than at the
+      // OS's 2-hour default. Behind HAProxy its health check cuts such sessions sooner (docs/deployment.md).
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
       // Connections stay open once opened (up to poolSize): pg-pool arms an idle timer on every release
       // only above `min`, and a pool that shrinks in a quiet spell reconnects when traffic returns.
       min: settings.poolSize,

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from '@jest/globals';
 
@@ -27,6 +27,14 @@ export const PGBOUNCER: Requirement = {
   howToGet: 'apt-get install pgbouncer',
   requireVariable: 'PAGOS_REQUIRE_PGBOUNCER',
   isAvailable: () => !spawnSync('pgbouncer', ['--version']).error,
+};
+
+/** A Patroni cluster on this machine (`test/support/patroni-cluster.ts`): Patroni, etcd and HAProxy, and PostgreSQL's binaries. */
+export const PATRONI: Requirement = {
+  what: 'patroni, etcd and haproxy (and PostgreSQL under /usr/lib/postgresql)',
+  howToGet: 'apt-get install patroni etcd-server haproxy',
+  requireVariable: 'PAGOS_REQUIRE_PATRONI',
+  isAvailable: () => ['patroni', 'etcd', 'haproxy'].every((binary) => !spawnSync(binary, ['--version']).error) && existsSync('/usr/lib/postgresql'),
 };
 
 /** Debian's chromium, driven by playwright-core (`test/support/browser.ts`). */
