@@ -1,21 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import pg from 'pg';
-import { sendWithRetries } from '../../examples/client/send-with-retries.js';
+import type pg from 'pg';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
-import { get, type HttpResult, nuevoPago, type PagoBody, postJson, postPago } from '../support/http.js';
+import { postJson, postPago } from '../support/http.js';
+import { type Operation, report, underLoad } from '../support/load-through-fault.js';
 import { PatroniCluster } from '../support/patroni-cluster.js';
 import { startProcessorProcess, type ProcessorProcess } from '../support/processor-process.js';
 import { describeWhenAvailable, PATRONI } from '../support/requirements.js';
-import { seededRandom } from '../support/seeded-random.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
-import { eventually, waitFor, within } from '../support/waiting.js';
+import { eventually, waitFor } from '../support/waiting.js';
 import { WebhookConsumer } from '../support/webhook-consumer.js';
 
 /**
  * The service's PostgreSQL is a Patroni pair (a leader and its synchronous standby) behind HAProxy,
- * as in docker-compose.yml's `ha` profile. Real: etcd, two Patroni nodes with their PostgreSQL,
+ * as in docker-compose.ha.yml. Real: etcd, two Patroni nodes with their PostgreSQL,
  * HAProxy, the built service and the local processor as OS processes on loopback ports. Clients pay
  * and retry with the same keys while the leader's machine dies (Patroni and PostgreSQL SIGKILLed) and,
  * in the second case, while the leader hands over in a planned switchover. The processor's database
@@ -23,9 +22,6 @@ import { WebhookConsumer } from '../support/webhook-consumer.js';
  * records are checked against. The write gap is measured by a probe paying with a new key every
  * 100 ms, and printed (docs/failure-model.md), never asserted beyond a generous bound.
  */
-const CLIENTS = 6;
-const PROBE_INTERVAL_MS = 100;
-const ANSWER_DEADLINE_MS = 20_000;
 // Generous sanity bounds, not measurements: a failover that takes longer than this is broken.
 const WRITES_RESUME_WITHIN_MS = 60_000;
 
@@ -81,7 +77,7 @@ describeWhenAvailable(PATRONI, 'when the primary is lost under load (Patroni, a 
       await waitFor('a new leader', async () => (await cluster.leader())?.name !== killed.name && (await cluster.leader()) !== undefined, WRITES_RESUME_WITHIN_MS, 200);
       cluster.restartNode(killed);
       return faultAt;
-    });
+    }, WRITES_RESUME_WITHIN_MS);
     await cluster.waitForSyncPair();
     expectServiceUp(service);
     report('kill -9 of the leader', run);
@@ -96,7 +92,7 @@ describeWhenAvailable(PATRONI, 'when the primary is lost under load (Patroni, a 
       const faultAt = Date.now();
       await cluster.switchover();
       return faultAt;
-    });
+    }, WRITES_RESUME_WITHIN_MS);
     await cluster.waitForSyncPair();
     expectServiceUp(service);
     report('switchover', run);
@@ -148,118 +144,6 @@ describeWhenAvailable(PATRONI, 'when the primary is lost under load (Patroni, a 
   }
 });
 
-interface Operation {
-  readonly key: string;
-  readonly body: PagoBody;
-  /** Its final answer (201 or 402), the one every retry must replay; undefined when it got none. */
-  final?: HttpResult;
-}
-
-interface Attempt {
-  readonly start: number;
-  readonly end: number;
-  readonly status: number | undefined;
-}
-
-interface LoadRun {
-  readonly operations: number;
-  readonly attempts: readonly Attempt[];
-  readonly probes: readonly Attempt[];
-  readonly faultAt: number;
-  /** From the fault to the end of the first probe, sent after it, that got its 201 or 402. */
-  readonly gapMs: number;
-  /** Every status /health/ready answered during the run, in order, repeats collapsed. */
-  readonly readiness: readonly (number | undefined)[];
-  /** Where the service's output stood when the run began. */
-  readonly logFrom: number;
-}
-
-/**
- * CLIENTS clients pay (one in five with a card that is declined) and retry each operation with its
- * key until it gets a final answer; a probe pays with a new key every 100 ms and never retries;
- * readiness is polled. `fault` runs once the load is going; the load stops when writes have been
- * back for 3 s.
- */
-async function underLoad(service: AppProcess, operations: Operation[], fault: () => Promise<number>): Promise<LoadRun> {
-  const baseUrl = service.baseUrl;
-  const attempts: Attempt[] = [];
-  const probes: Attempt[] = [];
-  const readiness: (number | undefined)[] = [];
-  let stopping = false;
-  const timed = async (send: () => Promise<HttpResult>, into: Attempt[]) => {
-    const start = Date.now();
-    try {
-      const answer = await within(send(), ANSWER_DEADLINE_MS);
-      into.push({ start, end: Date.now(), status: answer.status });
-      return answer;
-    } catch (error) {
-      into.push({ start, end: Date.now(), status: undefined });
-      throw error;
-    }
-  };
-  const client = async (index: number) => {
-    const random = seededRandom(1000 + index);
-    for (let n = 0; !stopping; n++) {
-      const op: Operation = { key: randomUUID(), body: nuevoPago(n % 5 === 4 ? { token: 'tok_chargeDeclined' } : {}) };
-      operations.push(op);
-      const outcome = await sendWithRetries(() => timed(() => postPago(baseUrl, { client: ALICE, key: op.key, body: op.body }), attempts), {
-        maxAttempts: 100, baseDelayMs: 100, maxDelayMs: 1_000, random,
-      });
-      if (outcome.final) op.final = outcome.result;
-      expect({ key: op.key, final: outcome.final, settled: isSettled(outcome.result?.status) }).toEqual({ key: op.key, final: true, settled: true });
-    }
-  };
-  const probe = async () => {
-    while (!stopping) {
-      const op: Operation = { key: randomUUID(), body: nuevoPago() };
-      operations.push(op);
-      const answer = await timed(() => postPago(baseUrl, { client: ALICE, key: op.key, body: op.body }), probes).catch(() => undefined);
-      if (answer !== undefined && [201, 402].includes(answer.status)) op.final = answer;
-      await delay(PROBE_INTERVAL_MS);
-    }
-  };
-  const watchReadiness = async () => {
-    while (!stopping) {
-      const status = await get(baseUrl, '/health/ready').then((r) => r.status, () => undefined);
-      if (readiness.at(-1) !== status) readiness.push(status);
-      await delay(200);
-    }
-  };
-  const before = operations.length;
-  const logFrom = service.output().length;
-  const running = [...Array.from({ length: CLIENTS }, (_, i) => client(i)), probe(), watchReadiness()];
-  let faultAt = 0;
-  try {
-    await delay(2_000);
-    faultAt = await fault();
-    const resumed = await waitFor('a probe write after the fault', () => probes.find((p) => p.start > faultAt && isSettled(p.status)), WRITES_RESUME_WITHIN_MS + 30_000, 50);
-    await delay(3_000);
-    stopping = true;
-    await Promise.all(running);
-    return { operations: operations.length - before, attempts, probes, faultAt, gapMs: resumed.end - faultAt, readiness, logFrom };
-  } finally {
-    stopping = true;
-    await Promise.allSettled(running);
-  }
-}
-
-function isSettled(status: number | undefined): boolean {
-  return status === 201 || status === 402;
-}
-
-function report(label: string, run: LoadRun): void {
-  const after = [...run.attempts, ...run.probes].filter((a) => a.end >= run.faultAt);
-  const refused = after.filter((a) => !isSettled(a.status) && a.status !== 409);
-  const statuses = new Map<string, number>();
-  for (const a of [...run.attempts, ...run.probes]) statuses.set(String(a.status ?? 'none'), (statuses.get(String(a.status ?? 'none')) ?? 0) + 1);
-  const span = refused.length === 0 ? 0 : Math.max(...refused.map((a) => a.end)) - run.faultAt;
-  console.log(
-    `[failover: ${label}] operations=${run.operations} attempts=${run.attempts.length + run.probes.length} ` +
-      `statuses=${[...statuses].map(([s, n]) => `${s}:${n}`).join(',')} writeGapMs=${run.gapMs} lastRefusalMs=${span} ` +
-      `readiness=${run.readiness.map((s) => s ?? 'none').join('→')}`,
-  );
-}
-
 async function pagosByOrder(db: pg.Client): Promise<Map<string, { operationId: string; estado: string }>> {
   const { rows } = await db.query(`SELECT numero_orden, operation_id, estado FROM pagos WHERE client_id = $1`, [ALICE.clientId]);
   const byOrder = new Map<string, { operationId: string; estado: string }>();
@@ -292,8 +176,4 @@ function expectListenerBack(service: AppProcess, logFrom: number): void {
   const lost = log.indexOf('listening connection lost');
   expect(lost).toBeGreaterThanOrEqual(0);
   expect(log.indexOf('listening for notifications again', lost)).toBeGreaterThan(lost);
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
