@@ -3,6 +3,7 @@ import { QueryRunnerAlreadyReleasedError } from 'typeorm';
 export const SQLSTATE = {
   uniqueViolation: '23505',
   checkViolation: '23514',
+  readOnlySqlTransaction: '25006',
   serializationFailure: '40001',
   deadlockDetected: '40P01',
   lockNotAvailable: '55P03',
@@ -15,6 +16,8 @@ export const SQLSTATE = {
 
 const CONNECTION_EXCEPTION_CLASS = '08';
 const UNAVAILABLE_SQLSTATES = new Set<string>([
+  // A write on a standby: mid-failover the stable address led to a node that is not (or no longer) the primary.
+  SQLSTATE.readOnlySqlTransaction,
   SQLSTATE.adminShutdown,
   SQLSTATE.crashShutdown,
   SQLSTATE.cannotConnectNow,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
+import { isDatabaseUnavailable } from './postgres-errors.js';
 import { pgPoolOf, type Queryable } from './query-rows.js';
 
 // A transaction waits at most this long for a row lock before failing, instead of queueing forever.
@@ -186,7 +187,7 @@ class OpenTransaction implements Queryable {
     try {
       result = await work();
     } catch (error) {
-      await this.abandon();
+      await this.abandon(error);
       throw error;
     }
     this.client.release();
@@ -195,13 +196,15 @@ class OpenTransaction implements Queryable {
 
   /**
    * Rolls back and releases. A connection whose ROLLBACK failed may still be inside the transaction,
-   * so it is destroyed instead of being handed to the next one. After a COMMIT that failed or was
-   * answered with ROLLBACK there is no transaction left, and ROLLBACK only warns.
+   * so it is destroyed instead of being handed to the next one; so is one that failed because its
+   * server is unavailable (`cause`): after a failover it may lead to a standby that can't write.
+   * After a COMMIT that failed or was answered with ROLLBACK there is no transaction left, and
+   * ROLLBACK only warns.
    */
-  async abandon(): Promise<void> {
+  async abandon(cause?: unknown): Promise<void> {
     try {
       await this.query('ROLLBACK');
-      this.client.release();
+      this.client.release(isDatabaseUnavailable(cause) ? (cause as Error) : undefined);
     } catch (error) {
       this.client.release(error as Error);
     }

@@ -53,6 +53,17 @@ describe('Transactions', () => {
     expect((await dataSource.query(`SELECT count(*)::int AS open FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`))[0].open).toBe(0);
   });
 
+  it('discards a connection whose server refused a write as read-only (a standby reached mid-failover): the next transaction gets a new one', async () => {
+    const backend = async (db: Queryable) => (await rows(db, 'SELECT pg_backend_pid() AS pid'))[0]!.pid as number;
+    const before = await transactions.run(backend);
+    // What a standby answers to any write: SQLSTATE 25006.
+    await expect(transactions.run(async (db) => {
+      await db.query('SET TRANSACTION READ ONLY');
+      await db.query('INSERT INTO written VALUES (3)');
+    })).rejects.toMatchObject({ code: '25006' });
+    expect(await transactions.run(backend)).not.toBe(before);
+  });
+
   it('rolls back a transaction whose statement failed, and the connection serves the next one', async () => {
     await expect(transactions.run((db) => db.query('SELECT 1 / 0'))).rejects.toThrow(/division by zero/);
     expect(await transactions.run((db) => rows(db, 'SELECT 2 AS two'))).toEqual([{ two: 2 }]);
