@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
 import { postJson, postPago } from '../support/http.js';
-import { type Operation, report, underLoad } from '../support/load-through-fault.js';
+import { type LoadRun, type Operation, report, underLoad } from '../support/load-through-fault.js';
 import { PatroniCluster } from '../support/patroni-cluster.js';
 import { startProcessorProcess, type ProcessorProcess } from '../support/processor-process.js';
 import { describeWhenAvailable, PATRONI } from '../support/requirements.js';
@@ -80,6 +80,7 @@ describeWhenAvailable(PATRONI, 'when the primary is lost under load (Patroni, a 
     }, WRITES_RESUME_WITHIN_MS);
     await cluster.waitForSyncPair();
     expectServiceUp(service);
+    expectOnly503sInTheGap(service, run);
     report('kill -9 of the leader', run);
     expectListenerBack(service, run.logFrom);
     expect(run.gapMs).toBeLessThan(WRITES_RESUME_WITHIN_MS);
@@ -95,6 +96,7 @@ describeWhenAvailable(PATRONI, 'when the primary is lost under load (Patroni, a 
     }, WRITES_RESUME_WITHIN_MS);
     await cluster.waitForSyncPair();
     expectServiceUp(service);
+    expectOnly503sInTheGap(service, run);
     report('switchover', run);
     expectListenerBack(service, run.logFrom);
     expect(run.gapMs).toBeLessThan(WRITES_RESUME_WITHIN_MS);
@@ -167,6 +169,15 @@ function expectServiceUp(service: AppProcess): void {
   const { exitCode, signalCode } = service.child;
   if (exitCode !== null || signalCode !== null) {
     throw new Error(`the service exited (code ${exitCode}, signal ${signalCode}); its last output:\n${service.output().slice(-3000)}`);
+  }
+}
+
+/** In the gap the service answers 503 (the database away) or 409 (a key still in flight), never a 500. */
+function expectOnly503sInTheGap(service: AppProcess, run: LoadRun): void {
+  const unexpected = [...run.attempts, ...run.probes].filter((attempt) => attempt.status !== undefined && attempt.status >= 500 && attempt.status !== 503);
+  if (unexpected.length > 0) {
+    const errors = service.output().slice(run.logFrom).split('\n').filter((line) => /"level":(50|60)|ERROR|"statusCode":5\d\d/.test(line) && !line.includes('"statusCode":503'));
+    throw new Error(`${unexpected.length} answers other than 503 in the gap (${unexpected.map((a) => `${a.status} at ${a.end}: ${a.unexpected}`).join('; ')}); the service logged:\n${errors.slice(-20).join('\n')}`);
   }
 }
 

@@ -26,6 +26,8 @@ interface Attempt {
   readonly start: number;
   readonly end: number;
   readonly status: number | undefined;
+  /** The body of an answer that was neither a 201, a 402 nor a 503: what the test prints when it fails. */
+  readonly unexpected?: string;
 }
 
 export interface LoadRun {
@@ -33,7 +35,7 @@ export interface LoadRun {
   readonly attempts: readonly Attempt[];
   readonly probes: readonly Attempt[];
   readonly faultAt: number;
-  /** From the fault to the end of the first probe, sent after it, that got its 201 or 402. */
+  /** How long writes were refused: from the start of the first attempt refused after the fault to the end of the last. */
   readonly gapMs: number;
   /** Every status /health/ready answered during the run, in order, repeats collapsed. */
   readonly readiness: readonly (number | undefined)[];
@@ -57,7 +59,7 @@ export async function underLoad(service: AppProcess, operations: Operation[], fa
     const start = Date.now();
     try {
       const answer = await within(send(), ANSWER_DEADLINE_MS);
-      into.push({ start, end: Date.now(), status: answer.status });
+      into.push({ start, end: Date.now(), status: answer.status, ...(![201, 402, 503].includes(answer.status) && { unexpected: answer.text }) });
       return answer;
     } catch (error) {
       into.push({ start, end: Date.now(), status: undefined });
@@ -99,15 +101,23 @@ export async function underLoad(service: AppProcess, operations: Operation[], fa
   try {
     await delay(2_000);
     faultAt = await fault();
-    const resumed = await waitFor('a probe write after the fault', () => probes.find((p) => p.start > faultAt && isSettled(p.status)), resumeWithinMs + 30_000, 50);
+    // Sent once the fault has done its work (a new leader elected, the switchover over): writes are back.
+    const faultDone = Date.now();
+    await waitFor('a probe write after the fault', () => probes.find((p) => p.start > faultDone && isSettled(p.status)), resumeWithinMs + 30_000, 50);
     await delay(3_000);
     stopping = true;
     await Promise.all(running);
-    return { operations: operations.length - before, attempts, probes, faultAt, gapMs: resumed.end - faultAt, readiness, logFrom };
+    return { operations: operations.length - before, attempts, probes, faultAt, gapMs: refusalWindow([...attempts, ...probes], faultAt), readiness, logFrom };
   } finally {
     stopping = true;
     await Promise.allSettled(running);
   }
+}
+
+function refusalWindow(attempts: readonly Attempt[], faultAt: number): number {
+  const refused = attempts.filter((a) => a.end >= faultAt && !isSettled(a.status) && a.status !== 409);
+  if (refused.length === 0) return 0;
+  return Math.max(...refused.map((a) => a.end)) - Math.min(...refused.map((a) => a.start));
 }
 
 function isSettled(status: number | undefined): boolean {
@@ -115,14 +125,11 @@ function isSettled(status: number | undefined): boolean {
 }
 
 export function report(label: string, run: LoadRun): void {
-  const after = [...run.attempts, ...run.probes].filter((a) => a.end >= run.faultAt);
-  const refused = after.filter((a) => !isSettled(a.status) && a.status !== 409);
   const statuses = new Map<string, number>();
   for (const a of [...run.attempts, ...run.probes]) statuses.set(String(a.status ?? 'none'), (statuses.get(String(a.status ?? 'none')) ?? 0) + 1);
-  const span = refused.length === 0 ? 0 : Math.max(...refused.map((a) => a.end)) - run.faultAt;
   console.log(
     `[failover: ${label}] operations=${run.operations} attempts=${run.attempts.length + run.probes.length} ` +
-      `statuses=${[...statuses].map(([s, n]) => `${s}:${n}`).join(',')} writeGapMs=${run.gapMs} lastRefusalMs=${span} ` +
+      `statuses=${[...statuses].map(([s, n]) => `${s}:${n}`).join(',')} writeGapMs=${run.gapMs} ` +
       `readiness=${run.readiness.map((s) => s ?? 'none').join('→')}`,
   );
 }

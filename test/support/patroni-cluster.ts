@@ -1,12 +1,12 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from './app-process.js';
 import { PostgresCluster } from './postgres-cluster.js';
+import { asPostgres, giveToPostgres } from './postgres-os-user.js';
 import { waitFor } from './waiting.js';
 
-const OS_USER = 'postgres';
 const SCOPE = 'pagos';
 
 export interface PatroniNode {
@@ -47,7 +47,7 @@ export class PatroniCluster {
 
   static async start(): Promise<PatroniCluster> {
     const dir = mkdtempSync(path.join(tmpdir(), 'pagos-patroni-'));
-    if (isRoot()) chownSync(dir, uidOf(OS_USER), gidOf(OS_USER));
+    giveToPostgres(dir);
     const [client, peer, proxyPort, ...nodePorts] = await Promise.all(Array.from({ length: 7 }, () => freePort()));
     const nodes = [0, 1].map((i) => ({
       name: `node${i + 1}`, pgPort: nodePorts[2 * i], restPort: nodePorts[2 * i + 1],
@@ -223,13 +223,13 @@ ${servers}
     };
     // YAML is a superset of JSON: Patroni reads this as is.
     writeFileSync(node.configFile, JSON.stringify(settings, null, 2));
-    if (isRoot()) chownSync(node.configFile, uidOf(OS_USER), gidOf(OS_USER));
+    giveToPostgres(node.configFile);
     mkdirSync(path.dirname(node.dataDir), { recursive: true });
   }
 
   // Each child leads a process group of its own, so that a kill reaches `runuser` and what it runs.
-  private spawnLogged(name: string, command: string, args: readonly string[], asPostgres: boolean): ChildProcess {
-    const [file, argv] = asPostgres && isRoot() ? ['runuser', ['-u', OS_USER, '--', command, ...args]] : [command, [...args]];
+  private spawnLogged(name: string, command: string, args: readonly string[], runAsPostgres: boolean): ChildProcess {
+    const [file, argv] = runAsPostgres ? asPostgres(command, args) : [command, [...args]];
     const child = spawn(file, argv, { cwd: this.dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     this.logs.set(name, this.logs.get(name) ?? '');
     const append = (chunk: Buffer) => this.logs.set(name, (this.logs.get(name)! + chunk.toString()).slice(-20_000));
@@ -257,16 +257,4 @@ async function getJson(url: string): Promise<unknown> {
 function processGroupOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-}
-
-function isRoot(): boolean {
-  return process.getuid?.() === 0;
-}
-
-function uidOf(user: string): number {
-  return Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
-}
-
-function gidOf(user: string): number {
-  return Number(execFileSync('id', ['-g', user], { encoding: 'utf8' }).trim());
 }

@@ -1,13 +1,13 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { asPostgres, giveToPostgres } from './postgres-os-user.js';
 
 const execFileAsync = promisify(execFile);
 
 const BINARIES_ROOT = '/usr/lib/postgresql';
-const OS_USER = 'postgres';
 
 export type ShutdownMode = 'smart' | 'fast' | 'immediate';
 
@@ -37,7 +37,7 @@ export class PostgresCluster {
     const bin = PostgresCluster.binaries();
     if (bin === undefined) throw new Error(`no PostgreSQL binaries under ${BINARIES_ROOT}`);
     const dataDir = mkdtempSync(path.join(tmpdir(), 'pagos-cluster-'));
-    if (process.getuid?.() === 0) chownSync(dataDir, uidOf(OS_USER), gidOf(OS_USER));
+    giveToPostgres(dataDir);
     const cluster = new PostgresCluster(dataDir, port, bin);
     await cluster.run('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
     const conf = Object.entries({ listen_addresses: "'127.0.0.1'", port: String(port), unix_socket_directories: `'${dataDir}'`, ...settings });
@@ -68,7 +68,7 @@ export class PostgresCluster {
   // Asynchronous: a restart must not stall the event loop of the process driving load through it.
   private async run(command: string, args: readonly string[]): Promise<void> {
     const program = path.join(this.bin, command);
-    const [file, argv] = process.getuid?.() === 0 ? ['runuser', ['-u', OS_USER, '--', program, ...args]] : [program, [...args]];
+    const [file, argv] = asPostgres(program, args);
     try {
       await execFileAsync(file, argv, { cwd: tmpdir() });
     } catch (error) {
@@ -76,12 +76,4 @@ export class PostgresCluster {
       throw new Error(`${path.basename(program)} ${args.join(' ')} failed: ${stderr || stdout || message}`);
     }
   }
-}
-
-function uidOf(user: string): number {
-  return Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
-}
-
-function gidOf(user: string): number {
-  return Number(execFileSync('id', ['-g', user], { encoding: 'utf8' }).trim());
 }
