@@ -46,8 +46,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return isConnectionLossWithoutCode(error);
 }
 
-// node-postgres raises these two without any code; matching its fixed messages is the only way to tell.
-const CODELESS_CONNECTION_ERRORS = ['Connection terminated', 'timeout exceeded when trying to connect'];
+// node-postgres raises these without any code; matching its fixed messages is the only way to tell.
+// The last two: a statement sent on a client whose connection already failed (a transaction's, mid-failover).
+const CODELESS_CONNECTION_ERRORS = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+];
 
 function isConnectionLossWithoutCode(error: unknown): boolean {
   const cause = (error as { driverError?: unknown } | null)?.driverError ?? error;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
@@ -176,6 +177,8 @@ function expectServiceUp(service: AppProcess): void {
 function expectOnly503sInTheGap(service: AppProcess, run: LoadRun): void {
   const unexpected = [...run.attempts, ...run.probes].filter((attempt) => attempt.status !== undefined && attempt.status >= 500 && attempt.status !== 503);
   if (unexpected.length > 0) {
+    mkdirSync('test-results', { recursive: true });
+    writeFileSync('test-results/failover-service.log', service.output());
     const errors = service.output().slice(run.logFrom).split('\n').filter((line) => /"level":(50|60)|ERROR|"statusCode":5\d\d/.test(line) && !line.includes('"statusCode":503'));
     throw new Error(`${unexpected.length} answers other than 503 in the gap (${unexpected.map((a) => `${a.status} at ${a.end}: ${a.unexpected}`).join('; ')}); the service logged:\n${errors.slice(-20).join('\n')}`);
   }
