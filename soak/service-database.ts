@@ -20,8 +20,10 @@ export interface ServiceDatabase {
 export async function startServiceDatabase(serverUrl: string, name: string): Promise<ServiceDatabase> {
   if (PostgresCluster.binaries() === undefined) {
     console.log('soak: no PostgreSQL binaries under /usr/lib/postgresql; the service shares --database-url and PostgreSQL is never restarted');
-    const url = await createDatabase(serverUrl, name);
-    return { url, cluster: undefined, close: async (keep) => (keep ? `database ${name} on --database-url` : void (await dropDatabase(serverUrl, name))) };
+    // Beside the processor's database of the same run, on the same server: its own name.
+    const shared = `${name}_service`;
+    const url = await createDatabase(serverUrl, shared);
+    return { url, cluster: undefined, close: async (keep) => (keep ? `database ${shared} on --database-url` : void (await dropDatabase(serverUrl, shared))) };
   }
   const cluster = await PostgresCluster.create(await freePort());
   const url = await createDatabase(cluster.url(), name);
