@@ -31,16 +31,23 @@ export function checkEvents(state: HistoryState, count: Count, report: Report): 
   }
 }
 
+/**
+ * Each delivery reached the endpoint of the merchant whose feed holds its event, signed with that
+ * endpoint's secret, under the event's id, always with the same body; every event was acknowledged.
+ */
 export function checkDeliveries(state: HistoryState, count: Count, report: Report): void {
-  const secret = state.setup?.webhookSecret;
-  const feedIds = new Set(state.feed.map((event) => event.id));
+  const secrets = state.setup?.webhookSecrets ?? {};
+  const merchantOf = new Map(state.feed.map((event) => [event.id, event.merchant]));
   const acknowledged = new Set<string>();
   const bodyOf = new Map<string, string>();
   for (const delivery of state.deliveries) {
     count('delivery-consistent');
     const bodyId = parse(delivery.body)?.id;
     if (bodyId !== delivery.webhookId) report('delivery-consistent', `delivery under webhook-id ${delivery.webhookId} carries event ${String(bodyId)}`);
-    if (!feedIds.has(delivery.webhookId)) report('delivery-consistent', `webhook-id ${delivery.webhookId} is not an event of the feed`);
+    const owner = merchantOf.get(delivery.webhookId);
+    if (owner === undefined) report('delivery-consistent', `webhook-id ${delivery.webhookId} is not an event of the feed`);
+    else if (owner !== delivery.merchant) report('delivery-consistent', `event ${delivery.webhookId} of ${owner} was delivered to ${delivery.merchant}'s endpoint`);
+    const secret = secrets[delivery.merchant];
     if (secret === undefined || !validSignature(secret, delivery)) report('delivery-consistent', `delivery of ${delivery.webhookId} has a bad signature`);
     const earlier = bodyOf.get(delivery.webhookId);
     if (earlier !== undefined && earlier !== delivery.body) report('delivery-consistent', `event ${delivery.webhookId} was delivered with two different bodies`);

@@ -4,6 +4,12 @@ import type { WebhookConsumer } from '../test/support/webhook-consumer.js';
 import type { Recorder } from './recorder.js';
 import { send } from './recorder.js';
 
+/** An API client of the service: its name (also its webhook endpoint's last path segment) and token. */
+export interface Merchant {
+  readonly name: string;
+  readonly token: string;
+}
+
 export interface ProcessorAccess {
   readonly url: string;
   readonly key: string;
@@ -14,13 +20,14 @@ export interface ProcessorAccess {
  * service's payments and refunds (its database), the client's event feed, and every
  * request the webhook consumer received.
  */
-export async function recordFinalState(recorder: Recorder, processor: ProcessorAccess, serviceDatabaseUrl: string, serviceUrl: string, token: string, consumer: WebhookConsumer): Promise<void> {
+export async function recordFinalState(recorder: Recorder, processor: ProcessorAccess, serviceDatabaseUrl: string, serviceUrl: string, merchants: readonly Merchant[], consumer: WebhookConsumer): Promise<void> {
   await recordProcessorState(recorder, processor);
   await recordServiceState(recorder, serviceDatabaseUrl);
-  await recordFeed(recorder, serviceUrl, token);
+  for (const merchant of merchants) await recordFeed(recorder, serviceUrl, merchant);
   for (const received of consumer.received) {
     recorder.add({
       t: 'delivery',
+      merchant: received.path.split('/').pop() ?? '',
       webhookId: received.id,
       timestamp: String(received.headers['webhook-timestamp']),
       signature: String(received.headers['webhook-signature']),
@@ -92,14 +99,14 @@ async function withClient(databaseUrl: string, use: (db: pg.Client) => Promise<v
   }
 }
 
-async function recordFeed(recorder: Recorder, serviceUrl: string, token: string): Promise<void> {
+async function recordFeed(recorder: Recorder, serviceUrl: string, { name, token }: Merchant): Promise<void> {
   let desde: string | undefined;
   for (;;) {
     const query = `limit=100${desde === undefined ? '' : `&desde=${encodeURIComponent(desde)}`}`;
     const answer = await send(`${serviceUrl}/eventos?${query}`, 'GET', { authorization: `Bearer ${token}` }, undefined, 30_000);
     if (answer?.status !== 200) throw new Error(`GET /eventos answered ${answer ? `${answer.status} ${answer.body}` : 'nothing'}`);
     const page = answer.json as Array<{ id: string; type: string; data: { id: string } }>;
-    for (const event of page) recorder.add({ t: 'evento', id: event.id, type: event.type, dataId: event.data.id });
+    for (const event of page) recorder.add({ t: 'evento', merchant: name, id: event.id, type: event.type, dataId: event.data.id });
     if (page.length < 100) return;
     desde = page[page.length - 1]!.id;
   }

@@ -43,13 +43,13 @@ export interface Fault {
   readonly detail?: string;
 }
 
-/** The run's parameters; `webhookSecret` is the client endpoint's, for checking signatures. */
+/** The run's parameters; `webhookSecrets` holds each merchant's endpoint secret, for checking signatures. */
 export interface Setup {
   readonly t: 'setup';
   readonly seed: number;
   readonly clients: number;
   readonly durationMs: number;
-  readonly webhookSecret: string;
+  readonly webhookSecrets: Readonly<Record<string, string>>;
 }
 
 /** A PaymentIntent at the processor at the end, `charged` when it has a charge. */
@@ -90,17 +90,19 @@ export interface Reembolso {
   readonly estado: string;
 }
 
-/** One entry of `GET /eventos`, in the order the feed listed them. */
+/** One entry of a merchant's `GET /eventos`, in the order the feed listed them. */
 export interface FeedEvent {
   readonly t: 'evento';
+  readonly merchant: string;
   readonly id: string;
   readonly type: string;
   readonly dataId: string;
 }
 
-/** One request the client's webhook consumer received, and what it answered. */
+/** One request the webhook consumer received at a merchant's endpoint, and what it answered. */
 export interface Delivery {
   readonly t: 'delivery';
+  readonly merchant: string;
   readonly webhookId: string;
   readonly timestamp: string;
   readonly signature: string;

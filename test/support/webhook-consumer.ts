@@ -5,6 +5,8 @@ import { Webhook } from 'standardwebhooks';
 
 export interface ReceivedWebhook {
   readonly id: string;
+  /** The request's path: which endpoint (several can share one consumer, e.g. `/webhooks/<merchant>`). */
+  readonly path: string;
   readonly headers: http.IncomingHttpHeaders;
   readonly body: string;
   /** What the consumer answered (undefined: it never did). */
@@ -37,7 +39,7 @@ export class WebhookConsumer {
       request.on('end', () => {
         const behaviour = this.next.shift() ?? this.otherwise;
         const status = behaviour === 'hang' ? undefined : behaviour;
-        this.received.push({ id: String(request.headers['webhook-id']), headers: request.headers, body, status });
+        this.received.push({ id: String(request.headers['webhook-id']), path: request.url ?? '/', headers: request.headers, body, status });
         if (status === undefined) return void this.hanging.add(response);
         response.writeHead(status).end();
       });
