@@ -11,6 +11,15 @@ export interface Queryable {
   query(text: string, values?: unknown[]): Promise<pg.QueryResult>;
 }
 
+/**
+ * An open transaction's connection. `send` queues a statement nobody waits for: it goes out in one
+ * write with the next statement someone awaits, or with COMMIT, and should it fail, PostgreSQL
+ * refuses the rest of the transaction and its COMMIT rejects with that statement's error.
+ */
+export interface Transaction extends Queryable {
+  send(text: string, values?: unknown[]): void;
+}
+
 /** Runs one parameterised statement and returns its rows (RETURNING, or a SELECT's). */
 export async function queryRows<Row>(db: Queryable, sql: string, parameters: readonly unknown[]): Promise<Row[]> {
   return (await db.query(sql, parameters as unknown[])).rows as Row[];

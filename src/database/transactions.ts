@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { isDatabaseUnavailable } from './postgres-errors.js';
-import { pgPoolOf, type Queryable } from './query-rows.js';
+import { pgPoolOf, type Transaction } from './query-rows.js';
 
 // A transaction waits at most this long for a row lock before failing, instead of queueing forever.
 const LOCK_TIMEOUT_MS = 5_000;
@@ -13,9 +13,9 @@ const STATEMENT_TIMEOUT_MS = 15_000;
 // COMMIT or ROLLBACK, so a pooled connection (or PgBouncer) keeps no trace.
 const BEGIN = `BEGIN; SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}; SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`;
 
-export type TransactionWork<T> = (db: Queryable) => Promise<T>;
+export type TransactionWork<T> = (db: Transaction) => Promise<T>;
 
-/** COMMIT was answered with ROLLBACK: a statement of the transaction failed, and nothing was written. */
+/** COMMIT was answered with ROLLBACK, and no statement's error says why: nothing was written. */
 export class TransactionRolledBackError extends Error {
   constructor() {
     super('the transaction was rolled back instead of committed');
@@ -32,13 +32,8 @@ export class TransactionRolledBackError extends Error {
  * down explicitly (see `JoinableCommit`), not found in an AsyncLocalStorage: on Node 20 that runs
  * promise hooks on every promise of the process.
  */
-@Injectable()
-export class Transactions {
-  private readonly pool: pg.Pool;
-
-  constructor(dataSource: DataSource) {
-    this.pool = pgPoolOf(dataSource);
-  }
+export class TransactionRunner {
+  constructor(private readonly pool: pg.Pool) {}
 
   async run<T>(work: TransactionWork<T>): Promise<T> {
     const transaction = await OpenTransaction.begin(this.pool);
@@ -57,6 +52,14 @@ export class Transactions {
   /** Until it is committed or rolled back, `runJoinable` calls given it join its transaction. */
   openDeferredCommit(): DeferredCommit {
     return new DeferredCommit(this.pool);
+  }
+}
+
+/** Transactions on the API's pool (the DataSource's); background work with a pool of its own makes a {@link TransactionRunner}. */
+@Injectable()
+export class Transactions extends TransactionRunner {
+  constructor(dataSource: DataSource) {
+    super(pgPoolOf(dataSource));
   }
 }
 
@@ -108,63 +111,60 @@ export class DeferredCommit {
 }
 
 /**
- * A pooled connection inside BEGIN … COMMIT/ROLLBACK, in pipeline mode. Statements that share a round
- * trip also share one write: the socket is corked from BEGIN to the first statement, and from the last
- * statement to COMMIT, so PostgreSQL is woken once for each pair, and the process makes one syscall.
+ * A pooled connection inside BEGIN … COMMIT/ROLLBACK, in pipeline mode. Nothing goes out until
+ * somebody waits for an answer (a `query`, COMMIT or ROLLBACK): BEGIN and every statement `send`
+ * queued wait in the corked socket, so a transaction whose statements nobody reads before COMMIT
+ * (BEGIN, writes, COMMIT) is one write and one round trip, and PostgreSQL is woken once for it.
+ * The first statement that fails is the transaction's error: COMMIT rejects with it.
  */
-class OpenTransaction implements Queryable {
-  // Set by begin(): BEGIN waits in the socket's buffer for the first statement.
+class OpenTransaction implements Transaction {
   private corked = true;
+  private failure: unknown;
 
   private constructor(
     private readonly client: pg.PoolClient,
     private readonly begun: Promise<unknown>,
   ) {}
 
-  /** Sends BEGIN without waiting for it: the first statement follows it in the same round trip. */
   static async begin(pool: pg.Pool): Promise<OpenTransaction> {
     const client = await pool.connect();
     socketOf(client).cork();
     const begun = client.query(BEGIN);
     // Awaited by the commit; a BEGIN that fails takes the statements queued behind it down too.
     begun.catch(() => undefined);
-    const transaction = new OpenTransaction(client, begun);
-    // Should no statement follow within this turn of the event loop, BEGIN goes out alone.
-    setImmediate(() => transaction.uncork());
-    return transaction;
+    return new OpenTransaction(client, begun);
   }
 
   query(text: string, values?: unknown[]): Promise<pg.QueryResult> {
-    const answer = this.client.query(text, values);
-    this.uncork();
+    const answer = this.issue(text, values);
+    this.flush();
     return answer;
   }
 
-  private uncork(): void {
-    if (!this.corked) return;
-    this.corked = false;
-    socketOf(this.client).uncork();
+  send(text: string, values?: unknown[]): void {
+    this.issue(text, values);
   }
 
   async commit(): Promise<void> {
-    this.uncork();
+    const committing = this.issue('COMMIT');
+    this.flush();
     await this.begun;
-    assertCommitted(await this.client.query('COMMIT'));
+    this.assertCommitted(await committing);
   }
 
   /** Runs `last`, whose one statement is followed by COMMIT in the same round trip. */
   async commitAfter<T>(last: TransactionWork<T>): Promise<T> {
     let committing: Promise<pg.QueryResult> | undefined;
-    const once: Queryable = {
+    const once: Transaction = {
       query: (text: string, values?: unknown[]) => {
         if (committing) throw new Error('commitWith: the last work sent a second statement after COMMIT');
-        const socket = socketOf(this.client);
-        socket.cork();
-        const answer = this.query(text, values);
-        committing = this.client.query('COMMIT');
-        socket.uncork();
-        committing.catch(() => undefined);
+        const answer = this.issue(text, values);
+        committing = this.issue('COMMIT');
+        this.flush();
         return answer;
+      },
+      send: () => {
+        throw new Error('commitWith: the last work must wait for its statement');
       },
     };
     let result: T;
@@ -173,11 +173,11 @@ class OpenTransaction implements Queryable {
     } catch (error) {
       // The COMMIT behind a failed statement is answered with ROLLBACK; wait for it before rolling back.
       await committing?.catch(() => undefined);
-      throw error;
+      throw this.failure ?? error;
     }
     if (!committing) throw new Error('commitWith: the last work sent no statement');
     await this.begun;
-    assertCommitted(await committing);
+    this.assertCommitted(await committing);
     return result;
   }
 
@@ -190,7 +190,7 @@ class OpenTransaction implements Queryable {
       await this.abandon(error);
       throw error;
     }
-    this.client.release();
+    this.release();
     return result;
   }
 
@@ -204,18 +204,40 @@ class OpenTransaction implements Queryable {
   async abandon(cause?: unknown): Promise<void> {
     try {
       await this.query('ROLLBACK');
-      this.client.release(isDatabaseUnavailable(cause) ? (cause as Error) : undefined);
+      this.release(isDatabaseUnavailable(cause) ? (cause as Error) : undefined);
     } catch (error) {
-      this.client.release(error as Error);
+      this.release(error as Error);
     }
+  }
+
+  private issue(text: string, values?: unknown[]): Promise<pg.QueryResult> {
+    const answer = this.client.query(text, values);
+    // Also makes an answer nobody awaits (`send`) a handled rejection.
+    answer.catch((error: unknown) => void (this.failure ??= error));
+    return answer;
+  }
+
+  /** Writes what waits in the socket, and keeps buffering what comes next. */
+  private flush(): void {
+    const socket = socketOf(this.client);
+    if (this.corked) socket.uncork();
+    socket.cork();
+    this.corked = true;
+  }
+
+  /** The next user of the connection writes straight through. */
+  private release(error?: Error): void {
+    if (this.corked) socketOf(this.client).uncork();
+    this.corked = false;
+    this.client.release(error);
+  }
+
+  private assertCommitted(result: pg.QueryResult): void {
+    if (result.command !== 'COMMIT') throw this.failure ?? new TransactionRolledBackError();
   }
 }
 
 // node-postgres' socket to the server: `Client#connection.stream` (PoolClient's types leave it out).
 function socketOf(client: pg.PoolClient): pg.Client['connection']['stream'] {
   return (client as unknown as pg.Client).connection.stream;
-}
-
-function assertCommitted(result: pg.QueryResult): void {
-  if (result.command !== 'COMMIT') throw new TransactionRolledBackError();
 }

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { pgPoolOf, type Queryable } from '../../src/database/query-rows.js';
-import { TransactionRolledBackError, Transactions } from '../../src/database/transactions.js';
+import { Transactions } from '../../src/database/transactions.js';
 import { createTestDatabase } from '../support/test-database.js';
 
 /** The one transaction helper, on a real pool of one connection to real PostgreSQL. */
@@ -122,13 +122,41 @@ describe('Transactions', () => {
     expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 1 }, { n: 2 }]);
   });
 
-  it('does not commit a work that swallowed a failed statement: the COMMIT answered ROLLBACK, and that is an error', async () => {
+  it('does not commit a work that swallowed a failed statement: the COMMIT answered ROLLBACK, and rejects with the failed statement error', async () => {
     await dataSource.query('TRUNCATE written');
     const work = transactions.run(async (db) => {
       await db.query('INSERT INTO written VALUES (1)');
       await db.query('SELECT 1 / 0').catch(() => undefined);
     });
-    await expect(work).rejects.toBeInstanceOf(TransactionRolledBackError);
+    await expect(work).rejects.toThrow(/division by zero/);
+    expect(await dataSource.query('SELECT n FROM written')).toEqual([]);
+  });
+
+  it('statements sent without waiting go out with COMMIT: BEGIN, the sends, the last statement and COMMIT in one write', async () => {
+    await dataSource.query('TRUNCATE written');
+    const writes = await socketWritesDuring(async () => {
+      const commit = transactions.openDeferredCommit();
+      await transactions.runJoinable(async (db) => {
+        db.send('INSERT INTO written VALUES ($1)', [1]);
+        db.send('INSERT INTO written VALUES ($1)', [2]);
+      }, commit);
+      await commit.commitWith((db) => db.query('INSERT INTO written VALUES ($1)', [3]));
+    });
+    expect(writes).toBe(1);
+    expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+  });
+
+  it('a sent statement that fails rolls back the transaction, and its commit rejects with that error', async () => {
+    await dataSource.query('TRUNCATE written');
+    const work = transactions.run(async (db) => {
+      db.send('INSERT INTO written VALUES (1)');
+      db.send('SELECT 1 / 0');
+      db.send('INSERT INTO written VALUES (2)');
+    });
+    await expect(work).rejects.toThrow(/division by zero/);
+    const commit = transactions.openDeferredCommit();
+    await transactions.runJoinable(async (db) => db.send('SELECT 1 / 0'), commit);
+    await expect(commit.commitWith((db) => db.query('INSERT INTO written VALUES (3)'))).rejects.toThrow(/division by zero/);
     expect(await dataSource.query('SELECT n FROM written')).toEqual([]);
   });
 
