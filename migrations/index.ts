@@ -17,6 +17,7 @@ import { PagosAutenticacion1764700021000 } from './1764700021000-pagos-autentica
 import { NotifyPagoDecidido1764700022000 } from './1764700022000-notify-pago-decidido.js';
 import { ReembolsosGatewayRefundId1764700023000 } from './1764700023000-reembolsos-gateway-refund-id.js';
 import { PagosClientCreadoIndex1764700024000 } from './1764700024000-pagos-client-creado-index.js';
+import { OutboxRelay1764700025000 } from './1764700025000-outbox-relay.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   NotifyPagoDecidido1764700022000,
   ReembolsosGatewayRefundId1764700023000,
   PagosClientCreadoIndex1764700024000,
+  OutboxRelay1764700025000,
 ];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
-import type { Queryable } from '../database/query-rows.js';
+import { Injectable } from '@nestjs/common';
+import type { Transaction } from '../database/query-rows.js';
 import { INSERT_EVENT } from './eventos.sql.js';
 
 /**
@@ -28,36 +28,20 @@ export function newEventId(): string {
 }
 
 /**
- * Writes declared events into the transaction they announce. Knows nothing of payments: features
- * call it with their transaction's `db`.
+ * Writes declared events into the transaction they announce, and nothing else: whatever delivers
+ * them (the webhooks' relay) takes them from the table once committed, out of the requests' way.
+ * Knows nothing of payments: features call it with their transaction.
  */
-/** Runs on the event's transaction right after its INSERT (a delivery module enqueues its job there). */
-export type RecordedEventListener = (db: Queryable, event: RecordedEvent & { readonly clientId: string; readonly type: string }) => Promise<void>;
-
 @Injectable()
 export class Outbox {
-  private readonly logger = new Logger(Outbox.name);
-  private readonly listeners: RecordedEventListener[] = [];
-
-  /** Registers a listener (at module init): whatever it writes on `db` commits or rolls back with the event. */
-  onRecorded(listener: RecordedEventListener): void {
-    this.listeners.push(listener);
-  }
-
   /**
-   * Sends the event's INSERT on `db` (an open transaction) without waiting for its answer: it shares
-   * the round trip of the statement that follows it (the listeners' job, or the key's completion and
-   * COMMIT). Its failure can't go unnoticed: PostgreSQL then refuses every later statement of the
-   * transaction and answers its COMMIT with ROLLBACK, which `Transactions` turns into an error. `db`
-   * must be a transaction, never the pool. Resolves once the listeners have written their part.
+   * Queues the event's INSERT on `db` without waiting for it: it goes out with the transaction's next
+   * statement or its COMMIT, and should it fail, the transaction rolls back and its commit rejects.
    */
-  async record(db: Queryable, event: DeclaredEvent): Promise<RecordedEvent> {
+  record(db: Transaction, event: DeclaredEvent): RecordedEvent {
     const id = newEventId();
     const payload = JSON.stringify({ id, type: event.type, timestamp: new Date().toISOString(), data: event.data });
-    db.query(INSERT_EVENT, [id, event.clientId, event.type, payload]).catch((error: unknown) => {
-      this.logger.error(`event ${id} (${event.type}) was not written, so its transaction rolls back: ${(error as Error).message}`);
-    });
-    for (const listener of this.listeners) await listener(db, { id, payload, clientId: event.clientId, type: event.type });
+    db.send(INSERT_EVENT, [id, event.clientId, event.type, payload]);
     return { id, payload };
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
+import { pgPoolOf, type Queryable, queryRows, type Transaction } from '../database/query-rows.js';
 import { Transactions } from '../database/transactions.js';
 import { isProcessorUnreachable } from '../gateway/payment-gateway.js';
 import { IdempotencyStore, isClaimLost } from '../idempotency/idempotency.store.js';
@@ -48,7 +48,7 @@ export interface AbandonedOperationKind<Item, Found> {
    */
   keyAnswered?(item: Item): boolean;
   /** Writes the final state on `db` if the row is still PENDIENTE at `version`; undefined when another writer came first. */
-  write(db: Queryable, pending: PendingOperation<Item>, version: string, found: Found): Promise<Settlement | undefined>;
+  write(db: Transaction, pending: PendingOperation<Item>, version: string, found: Found): Promise<Settlement | undefined>;
   /** Reports a settlement (metrics). */
   report(result: ReconcileResult): void;
 }

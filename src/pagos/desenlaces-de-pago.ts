@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Queryable } from '../database/query-rows.js';
+import type { Transaction } from '../database/query-rows.js';
 import { queryRows } from '../database/query-rows.js';
 import { Outbox } from '../eventos/outbox.js';
 import type { IntentState } from '../gateway/payment-gateway.js';
@@ -25,13 +25,13 @@ export class DesenlacesDePago {
    * Writes the outcome `state` settles for `pago` (PENDIENTE or REQUIERE_AUTENTICACION) and its
    * event on `db`, a transaction. Undefined when it settles nothing, or somebody decided first.
    */
-  async decidir(db: Queryable, pago: Pago, state: IntentState): Promise<Pago | undefined> {
+  async decidir(db: Transaction, pago: Pago, state: IntentState): Promise<Pago | undefined> {
     const decidido = decisionOf(pago.estado, state);
     if (!decidido) return undefined;
     const [row] = await queryRows<PagoRow>(db, DECIDIR_PAGO, [pago.id, decidido.estado, pago.estado, state.id, decidido.motivo]);
     if (!row) return undefined;
     const decidida = toPago(row);
-    await this.outbox.record(db, eventoDePago(decidida.clientId, decidida));
+    this.outbox.record(db, eventoDePago(decidida.clientId, decidida));
     return decidida;
   }
 }

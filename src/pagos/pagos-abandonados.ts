@@ -3,7 +3,7 @@ import { ConfigService } from '@nestjs/config';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { AppConfigService } from '../config/app-config.js';
-import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
+import { pgPoolOf, type Transaction, queryRows } from '../database/query-rows.js';
 import { Outbox } from '../eventos/outbox.js';
 import { type IntentStatus, PAYMENT_GATEWAY, type PaymentGateway } from '../gateway/payment-gateway.js';
 import { type AbandonedOperationKind, type PendingOperation, type Settlement, UNDECIDED } from './abandoned-operations.js';
@@ -73,7 +73,7 @@ export class PagosAbandonados implements AbandonedOperationKind<Pago, Desenlace>
     return cobroDe(state) ?? UNDECIDED;
   }
 
-  async write(db: Queryable, { item }: PendingOperation<Pago>, version: string, desenlace: Desenlace): Promise<Settlement | undefined> {
+  async write(db: Transaction, { item }: PendingOperation<Pago>, version: string, desenlace: Desenlace): Promise<Settlement | undefined> {
     const motivo = desenlace.estado === 'RECHAZADO' ? desenlace.motivo : null;
     const clientSecret = desenlace.estado === 'REQUIERE_AUTENTICACION' ? desenlace.clientSecret : null;
     const [row] = await queryRows<PagoRow>(db, CONCILIAR_PAGO, [
@@ -81,7 +81,7 @@ export class PagosAbandonados implements AbandonedOperationKind<Pago, Desenlace>
     ]);
     if (!row) return undefined;
     const cerrado = toPago(row);
-    await this.outbox.record(db, eventoDePago(cerrado.clientId, cerrado));
+    this.outbox.record(db, eventoDePago(cerrado.clientId, cerrado));
     return { result: resultOf(cerrado.estado), answer: cerrado.estado === 'FALLIDO' ? undefined : storedAnswerOf(cerrado) };
   }
 

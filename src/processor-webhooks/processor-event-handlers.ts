@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import type { Queryable } from '../database/query-rows.js';
+import type { Transaction } from '../database/query-rows.js';
 import type { ProcessorEvent } from '../gateway/processor-events.js';
 
 /** What an event changes, prepared outside the transaction (processor calls included), written inside it. */
 export interface PreparedChange {
   /** Conditional writes only, on the transaction that also records the event as applied; returns what it did, for the log. */
-  apply(db: Queryable): Promise<string>;
+  apply(db: Transaction): Promise<string>;
 }
 
 /**

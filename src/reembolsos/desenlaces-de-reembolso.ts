@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type Queryable, queryRows } from '../database/query-rows.js';
+import { type Transaction, queryRows } from '../database/query-rows.js';
 import { Outbox } from '../eventos/outbox.js';
 import type { Refund } from '../gateway/payment-gateway.js';
 import type { Reembolso } from './reembolso.entity.js';
@@ -20,14 +20,14 @@ export class DesenlacesDeReembolso {
   constructor(private readonly outbox: Outbox) {}
 
   /** Writes on `db`, which must be a transaction (a failure holds the refund's row lock to its end); the refund as decided, or undefined. */
-  async decidir(db: Queryable, reembolso: Reembolso, refund: Refund): Promise<Reembolso | undefined> {
+  async decidir(db: Transaction, reembolso: Reembolso, refund: Refund): Promise<Reembolso | undefined> {
     if (refund.status === 'pending') return undefined;
     const statement = refund.status === 'succeeded' ? APROBAR_REEMBOLSO : FALLAR_REEMBOLSO_EN_PROCESADOR;
     if (statement === FALLAR_REEMBOLSO_EN_PROCESADOR) await queryRows(db, BLOQUEAR_REEMBOLSO, [reembolso.id]);
     const [row] = await queryRows<ReembolsoRow>(db, statement, [reembolso.id, refund.id]);
     if (!row) return undefined;
     const decidido = toReembolso(row);
-    await this.outbox.record(db, eventoDeReembolso(decidido));
+    this.outbox.record(db, eventoDeReembolso(decidido));
     return decidido;
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
+import { pgPoolOf, type Transaction, queryRows } from '../database/query-rows.js';
 import { Outbox } from '../eventos/outbox.js';
 import { PAYMENT_GATEWAY, type PaymentGateway, type Refund } from '../gateway/payment-gateway.js';
 import { type AbandonedOperationKind, type PendingOperation, type Settlement, UNDECIDED } from '../pagos/abandoned-operations.js';
@@ -69,17 +69,17 @@ export class ReembolsosAbandonados implements AbandonedOperationKind<Reembolso, 
     return reembolso.gatewayRefundId !== null;
   }
 
-  async write(db: Queryable, { item }: PendingOperation<Reembolso>, version: string, refund: Refund | undefined): Promise<Settlement | undefined> {
+  async write(db: Transaction, { item }: PendingOperation<Reembolso>, version: string, refund: Refund | undefined): Promise<Settlement | undefined> {
     if (!refund) {
       const [fallido] = await queryRows<ReembolsoRow>(db, CONCILIAR_REEMBOLSO_FALLIDO, [item.id, version]);
       if (!fallido) return undefined;
-      await this.outbox.record(db, eventoDeReembolso(toReembolso(fallido)));
+      this.outbox.record(db, eventoDeReembolso(toReembolso(fallido)));
       return { result: 'failed', answer: undefined };
     }
     const [row] = await queryRows<ReembolsoRow>(db, CONCILIAR_REEMBOLSO_APROBADO, [item.id, refund.id, version]);
     if (!row) return undefined;
     const aprobado = toReembolso(row);
-    await this.outbox.record(db, eventoDeReembolso(aprobado));
+    this.outbox.record(db, eventoDeReembolso(aprobado));
     return { result: 'approved', answer: storedAnswerOf(aprobado) };
   }
 

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
-import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
+import { pgPoolOf, type Transaction, queryRows } from '../database/query-rows.js';
 import { type DeferredCommit, Transactions } from '../database/transactions.js';
 import { Outbox } from '../eventos/outbox.js';
 import { GatewayIndeterminateError, PAYMENT_GATEWAY, type PaymentGateway, type Refund, RefundRefusedError } from '../gateway/payment-gateway.js';
@@ -159,7 +159,7 @@ export class ReembolsosService {
    * What the processor said, written: succeeded → APROBADO (with its event), pending → PENDIENTE with
    * the processor's refund id. When a webhook or the reconciler decided first, its state stands.
    */
-  private registrar(db: Queryable, reembolso: Reembolso, refund: Refund): Promise<Reembolso> {
+  private registrar(db: Transaction, reembolso: Reembolso, refund: Refund): Promise<Reembolso> {
     if (refund.status === 'pending') return this.cerrar(db, reembolso, REGISTRAR_REEMBOLSO_EN_CURSO, [reembolso.id, refund.id]);
     return this.cerrar(db, reembolso, APROBAR_REEMBOLSO, [reembolso.id, refund.id]);
   }
@@ -188,11 +188,11 @@ export class ReembolsosService {
    * One statement that settles or records the refund, and the event of a settlement (on a
    * transaction); when another attempt, a webhook or the reconciler came first, its outcome stands.
    */
-  private async cerrar(db: Queryable, reembolso: Reembolso, statement: string, params: unknown[]): Promise<Reembolso> {
+  private async cerrar(db: Transaction, reembolso: Reembolso, statement: string, params: unknown[]): Promise<Reembolso> {
     const [row] = await queryRows<ReembolsoRow>(db, statement, params);
     if (row) {
       const cerrado = toReembolso(row);
-      if (cerrado.estado !== 'PENDIENTE') await this.outbox.record(db, eventoDeReembolso(cerrado));
+      if (cerrado.estado !== 'PENDIENTE') this.outbox.record(db, eventoDeReembolso(cerrado));
       return cerrado;
     }
     const [actual] = await queryRows<ReembolsoRow>(db, REEMBOLSO_POR_OPERACION, [reembolso.operationId]);

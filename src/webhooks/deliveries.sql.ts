@@ -1,16 +1,27 @@
 /** Statements of webhook deliveries (table `webhook_deliveries`, migration 1764700019000). */
 
 /**
- * Fan-out of event $1: one delivery per active endpoint of its client subscribed to its type.
- * Race: a fan-out job run twice (its worker died after the commit) inserts nothing the second
- * time (ON CONFLICT on the primary key), so RETURNING names only the deliveries to enqueue now.
+ * Up to $1 committed events not fanned out yet, oldest first, marked fanned out in the relay's
+ * transaction. Race: relays of every replica run at once; FOR UPDATE SKIP LOCKED gives each event to
+ * one of them, and a relay that dies before COMMIT leaves its events unmarked for the next.
  */
-export const FAN_OUT_EVENT = `
+export const TAKE_EVENTS_TO_FAN_OUT = `
+  UPDATE eventos SET fanned_out_at = now()
+   WHERE id IN (SELECT id FROM eventos WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT $1::int FOR UPDATE SKIP LOCKED)
+  RETURNING id`;
+
+/**
+ * Fan-out of events $1: one delivery per active endpoint of each event's client subscribed to its
+ * type. Race: an event fanned out twice (marked again by an operator, or by an old replica's fan-out
+ * job during a rolling upgrade) inserts nothing the second time (ON CONFLICT on the primary key), so
+ * RETURNING names only the deliveries to enqueue now.
+ */
+export const FAN_OUT_EVENTS = `
   INSERT INTO webhook_deliveries (event_id, endpoint_id)
   SELECT e.id, w.id FROM eventos e JOIN webhook_endpoints w ON w.client_id = e.client_id AND e.type = ANY (w.event_types)
-   WHERE e.id = $1::text AND w.disabled_at IS NULL
+   WHERE e.id = ANY ($1::text[]) AND w.disabled_at IS NULL
   ON CONFLICT DO NOTHING
-  RETURNING endpoint_id AS "endpointId", (SELECT client_id FROM eventos WHERE id = $1::text) AS "clientId"`;
+  RETURNING event_id AS "eventId", endpoint_id AS "endpointId", (SELECT client_id FROM webhook_endpoints WHERE id = endpoint_id) AS "clientId"`;
 
 /** What an attempt needs: the endpoint (gone when deleted), the stored body, the attempts so far. */
 export const DELIVERY_TO_ATTEMPT = `

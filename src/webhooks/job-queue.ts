@@ -49,6 +49,13 @@ export class JobQueue {
     });
   }
 
+  /** Enqueues every job of `jobs` on `db`'s transaction in one statement (pg-boss's `insert`). */
+  async sendAll(db: Queryable, name: string, jobs: ReadonlyArray<{ readonly data: object; readonly group?: string }>): Promise<void> {
+    if (jobs.length === 0) return;
+    const inserts = jobs.map(({ data, group }) => ({ data, ...(group !== undefined && { group: { id: group } }) }));
+    await this.boss.insert(name, inserts, { db: { executeSql: (text: string, values?: unknown[]) => db.query(text, values) } });
+  }
+
   /**
    * Runs `handler` for the jobs of `name`: `workers` fetch loops, each taking up to `batchSize` jobs
    * and running them side by side. A job whose handler throws is failed alone and retried (a crash:

@@ -2,16 +2,14 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import type pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
-import { pgPoolOf, queryRows } from '../database/query-rows.js';
+import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { Transactions } from '../database/transactions.js';
-import { Outbox } from '../eventos/outbox.js';
-import { DELIVERY_TO_ATTEMPT, DISABLE_ENDPOINT, FAN_OUT_EVENT, MARK_DELIVERED, MARK_FAILED } from './deliveries.sql.js';
+import { DELIVERY_TO_ATTEMPT, DISABLE_ENDPOINT, MARK_DELIVERED, MARK_FAILED } from './deliveries.sql.js';
 import { JobQueue } from './job-queue.js';
 import { postWebhook, type WebhookAnswer } from './webhook-http.js';
 import { WEBHOOK_DELIVERY_OPTIONS, type WebhookDeliveryOptions } from './webhook-delivery.options.js';
 import { WebhooksEvents } from './webhooks.events.js';
 
-export const FAN_OUT_QUEUE = 'webhook-fan-out';
 export const DELIVERY_QUEUE = 'webhook-delivery';
 
 interface Delivery {
@@ -49,12 +47,10 @@ interface DeliveryState {
 const DELIVERY_WORKERS = 4;
 const DELIVERY_BATCH = 4;
 const CLIENT_CONCURRENCY = 3;
-const FAN_OUT_BATCH = 8;
 
 /**
- * At-least-once delivery of the outbox. Every event gets a fan-out job on its own transaction (the
- * outbox's listener); the fan-out creates one delivery per subscribed endpoint, each a job; an
- * attempt signs the stored body (Standard Webhooks: `webhook-id` is the event id, on every attempt)
+ * At-least-once delivery of the outbox. The relay ({@link OutboxRelay}) fans committed events out to
+ * one delivery per subscribed endpoint, each a job enqueued here; an attempt signs the stored body (Standard Webhooks: `webhook-id` is the event id, on every attempt)
  * and POSTs it. A 2xx acknowledges it; anything else is retried on the schedule, as a new job
  * enqueued with the failure's record; the last failure disables the endpoint. A worker killed
  * mid-attempt leaves its job active without heartbeats: pg-boss runs it again (the same
@@ -69,7 +65,6 @@ export class WebhookDeliverer implements OnModuleInit, OnApplicationShutdown {
   constructor(
     dataSource: DataSource,
     private readonly transactions: Transactions,
-    private readonly outbox: Outbox,
     private readonly events: WebhooksEvents,
     @Inject(WEBHOOK_DELIVERY_OPTIONS) private readonly options: WebhookDeliveryOptions,
   ) {
@@ -77,16 +72,13 @@ export class WebhookDeliverer implements OnModuleInit, OnApplicationShutdown {
     // A run is presumed dead past its timeout with room to record the answer.
     const expireInSeconds = options.timeoutSeconds + 30;
     this.queue = new JobQueue(options.databaseUrl, {
-      [FAN_OUT_QUEUE]: { crashRetries: 10, expireInSeconds },
       [DELIVERY_QUEUE]: { crashRetries: 10, expireInSeconds },
     }, options.work);
   }
 
   async onModuleInit(): Promise<void> {
     await this.queue.start();
-    this.outbox.onRecorded((db, event) => this.queue.send(db, FAN_OUT_QUEUE, { eventId: event.id }));
     if (!this.options.work) return;
-    await this.queue.work<{ eventId: string }>(FAN_OUT_QUEUE, { workers: 1, batchSize: FAN_OUT_BATCH }, ({ eventId }) => this.fanOut(eventId));
     const delivering = { workers: DELIVERY_WORKERS, batchSize: DELIVERY_BATCH, groupConcurrency: CLIENT_CONCURRENCY };
     await this.queue.work<Delivery>(DELIVERY_QUEUE, delivering, (delivery) => this.attempt(delivery));
   }
@@ -95,17 +87,15 @@ export class WebhookDeliverer implements OnModuleInit, OnApplicationShutdown {
     await this.queue.stop();
   }
 
+  /** Enqueues the first attempt of each of `deliveries` on `db`'s transaction, in one statement. */
+  async enqueueAll(db: Queryable, deliveries: readonly ClientDelivery[]): Promise<void> {
+    await this.queue.sendAll(db, DELIVERY_QUEUE, deliveries.map(({ eventId, endpointId, clientId }) => ({ data: { eventId, endpointId }, group: clientId })));
+  }
+
   /** Enqueues a new attempt of a delivery now (the operator's redelivery, or an enabled endpoint's backlog). */
   async enqueue(db: Parameters<JobQueue['send']>[0], delivery: ClientDelivery, startAfterSeconds = 0): Promise<void> {
     const { eventId, endpointId, clientId } = delivery;
     await this.queue.send(db, DELIVERY_QUEUE, { eventId, endpointId }, { startAfterSeconds, group: clientId });
-  }
-
-  private async fanOut(eventId: string): Promise<void> {
-    await this.transactions.run(async (db) => {
-      const created = await queryRows<{ endpointId: string; clientId: string }>(db, FAN_OUT_EVENT, [eventId]);
-      for (const { endpointId, clientId } of created) await this.enqueue(db, { eventId, endpointId, clientId });
-    });
   }
 
   private async attempt(delivery: Delivery): Promise<void> {

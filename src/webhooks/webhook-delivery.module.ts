@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { OutboxModule } from '../eventos/outbox.module.js';
+import { OutboxRelay } from './outbox-relay.js';
 import { WebhookDeliverer } from './webhook-deliverer.js';
 import { WEBHOOK_DELIVERY_OPTIONS, type WebhookDeliveryOptions } from './webhook-delivery.options.js';
 import { WebhookOperations } from './webhook-operations.js';
@@ -13,7 +14,7 @@ export class WebhookDeliveryModule {
       module: WebhookDeliveryModule,
       global: true,
       imports: [OutboxModule],
-      providers: [WebhookDeliverer, WebhooksEvents, WebhookOperations, { provide: WEBHOOK_DELIVERY_OPTIONS, useValue: options }],
+      providers: [WebhookDeliverer, OutboxRelay, WebhooksEvents, WebhookOperations, { provide: WEBHOOK_DELIVERY_OPTIONS, useValue: options }],
       exports: [WebhookDeliverer, WebhooksEvents, WebhookOperations],
     };
   }
