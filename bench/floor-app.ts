@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { PaymentGateway } from '../src/gateway/payment-gateway.js';
 import { CLAIM_KEY, COMPLETE_KEY } from '../src/idempotency/idempotency.sql.js';
 import { processorKeyOf } from '../src/pagos/pago.entity.js';
-import { CERRAR_PAGO, INICIAR_PAGO, REGISTRAR_INTENT } from '../src/pagos/pagos.sql.js';
+import { ASENTAR_PAGO, INICIAR_PAGO, REGISTRAR_INTENT } from '../src/pagos/pagos.sql.js';
 
 const POOL = Symbol('POOL');
 const GATEWAY = Symbol('GATEWAY');
@@ -64,12 +64,10 @@ class FloorController {
     const intentId = await this.charge(pago.id, operationId, body);
     const client = await this.pool.connect();
     try {
-      const begun = client.query(BEGIN);
-      const { rows: [cerrado] } = await client.query(CERRAR_PAGO, [pago.id, 'APROBADO', intentId, null]);
-      await begun;
-      const answer = { id: cerrado.id, numeroOrden: cerrado.numeroOrden, monto: Number(cerrado.monto), moneda: cerrado.moneda, estado: cerrado.estado, creadoEn: cerrado.creadoEn };
-      // Both go out before either answers; a completion that fails makes PostgreSQL answer COMMIT with ROLLBACK.
-      await Promise.all([complete?.(client, answer), client.query('COMMIT')]);
+      const answer = { id: pago.id, numeroOrden: body.numeroOrden, monto: Number(pago.monto), moneda: pago.moneda, estado: 'APROBADO', creadoEn: pago.creadoEn };
+      // All go out before any answers; a settlement or completion that fails makes PostgreSQL answer COMMIT with ROLLBACK.
+      const settling = [client.query(BEGIN), client.query(ASENTAR_PAGO, [pago.id, 'APROBADO', intentId, null, null, null])];
+      await Promise.all([...settling, complete?.(client, answer), client.query('COMMIT')]);
       return answer;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);

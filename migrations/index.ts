@@ -18,6 +18,7 @@ import { NotifyPagoDecidido1764700022000 } from './1764700022000-notify-pago-dec
 import { ReembolsosGatewayRefundId1764700023000 } from './1764700023000-reembolsos-gateway-refund-id.js';
 import { PagosClientCreadoIndex1764700024000 } from './1764700024000-pagos-client-creado-index.js';
 import { OutboxRelay1764700025000 } from './1764700025000-outbox-relay.js';
+import { SettlePagoInOneRoundTrip1764700026000 } from './1764700026000-settle-pago-in-one-round-trip.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   ReembolsosGatewayRefundId1764700023000,
   PagosClientCreadoIndex1764700024000,
   OutboxRelay1764700025000,
+  SettlePagoInOneRoundTrip1764700026000,
 ];

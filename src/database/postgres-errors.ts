@@ -14,6 +14,17 @@ export const SQLSTATE = {
   tooManyConnections: '53300',
 } as const;
 
+/**
+ * Raised by a write queued without waiting for it (`Transaction.send`) when the state it was decided
+ * from has moved on (another process wrote first): its transaction rolls back, and the work that
+ * queued it may run again from what is there now. Our own code, in our own class `SU`.
+ */
+export const SUPERSEDED_SQLSTATE = 'SU001';
+
+export function isSuperseded(error: unknown): boolean {
+  return sqlStateOf(error) === SUPERSEDED_SQLSTATE;
+}
+
 const CONNECTION_EXCEPTION_CLASS = '08';
 const UNAVAILABLE_SQLSTATES = new Set<string>([
   // A write on a standby: mid-failover the stable address led to a node that is not (or no longer) the primary.

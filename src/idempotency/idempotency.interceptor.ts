@@ -5,6 +5,7 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { attachJoinableCommit } from '../database/joinable-commit.decorator.js';
+import { isSuperseded } from '../database/postgres-errors.js';
 import { Transactions } from '../database/transactions.js';
 import { headerLines } from '../http/header-lines.js';
 import { fingerprintRequest } from './fingerprint.js';
@@ -97,6 +98,28 @@ export class IdempotencyInterceptor implements NestInterceptor {
   private async execute(claim: Claim, request: FastifyRequest, response: FastifyReply, next: CallHandler): Promise<unknown> {
     attachOperationId(request, claim.operationId);
     const lease = new LeaseKeeper(this.store, claim, this.options.lockTimeoutSeconds);
+    try {
+      const answer = await this.runAndComplete(claim, request, response, next).catch((error: unknown) => {
+        if (!isSuperseded(error)) throw error;
+        // A write the handler queued found its state moved on (another process wrote first) and it all
+        // rolled back: the handler runs once more, from what is there now, as any retry would.
+        this.logger.log(`key ${claim.key}: the handler's last write was superseded (${(error as Error).message}); running it again`);
+        this.clearHandlerHeaders(response);
+        return this.runAndComplete(claim, request, response, next);
+      });
+      return send(response, answer);
+    } catch (error) {
+      await this.releaseQuietly(claim);
+      // The problem answers for this attempt: nothing the handler set (the Location of a rolled-back row) goes with it.
+      this.clearHandlerHeaders(response);
+      throw error;
+    } finally {
+      lease.stop();
+    }
+  }
+
+  /** Runs the handler and stores its answer with COMMIT, in the transaction its last write joined. */
+  private async runAndComplete(claim: Claim, request: FastifyRequest, response: FastifyReply, next: CallHandler): Promise<StoredResponse> {
     const commit = this.transactions.openDeferredCommit();
     attachJoinableCommit(request, commit);
     try {
@@ -105,16 +128,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
       await commit.commitWith((db) => this.store.completeKey(db, claim, answer)).catch((error: unknown) => {
         throw isClaimLost(error) ? new IdempotencyClaimLostError() : error;
       });
-      return send(response, answer);
+      return answer;
     } catch (error) {
       await commit.rollback();
-      await this.releaseQuietly(claim);
-      // The problem answers for this attempt: nothing the handler set (the Location of a rolled-back row) goes with it.
-      for (const name of REPLAYED_RESPONSE_HEADERS) if (name !== 'content-type') response.removeHeader(name);
       throw error;
-    } finally {
-      lease.stop();
     }
+  }
+
+  private clearHandlerHeaders(response: FastifyReply): void {
+    for (const name of REPLAYED_RESPONSE_HEADERS) if (name !== 'content-type') response.removeHeader(name);
   }
 
   /**

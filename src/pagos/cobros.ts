@@ -13,6 +13,8 @@ import { ESTADO_DE_PAGO, REGISTRAR_INTENT, SIGUIENTE_INTENTO } from './pagos.sql
 export interface PagoEnCurso {
   readonly id: string;
   readonly operationId: string;
+  readonly numeroOrden: string;
+  readonly creadoEn: Date;
   readonly monto: number;
   readonly moneda: string;
   /** The processor's intent a previous attempt recorded; null until one is. */

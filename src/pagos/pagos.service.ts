@@ -5,8 +5,8 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import { DataSource, Repository } from 'typeorm';
 import type { AppConfigService } from '../config/app-config.js';
-import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
-import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
+import { isSuperseded, SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
+import { pgPoolOf, type Transaction, queryRows } from '../database/query-rows.js';
 import { type DeferredCommit, Transactions } from '../database/transactions.js';
 import { Outbox } from '../eventos/outbox.js';
 import { type Cobro, Cobros, PagoAsentadoError, type PagoEnCurso } from './cobros.js';
@@ -18,7 +18,7 @@ import { type PagoRow, type PagoVisible, type PagoVisibleRow, toPago, toPagoVisi
 import { rechazoDe } from './pago-answers.js';
 import { OrdenConPagoEnCursoError, OrdenYaPagadaError, PasarelaNoDisponibleError } from './pagos.errors.js';
 import {
-  CERRAR_PAGO, ESPERAR_AUTENTICACION, FALLAR_PAGO, INICIAR_PAGO, PAGO_ACTIVO_DE_ORDEN, PAGO_POR_OPERACION, PAGOS_DE_CLIENTE, PAGOS_DE_CLIENTE_DESDE, POSICION_DE_PAGO,
+  ASENTAR_PAGO, FALLAR_PAGO, INICIAR_PAGO, PAGO_ACTIVO_DE_ORDEN, PAGO_POR_OPERACION, PAGOS_DE_CLIENTE, PAGOS_DE_CLIENTE_DESDE, POSICION_DE_PAGO,
 } from './pagos.sql.js';
 
 export interface CrearPagoCommand extends CrearPagoDto {
@@ -72,7 +72,11 @@ export class PagosService {
     // Settled by another attempt: its outcome is the answer (and a stalled owner's completion fails its fence: 409).
     if (!cobro) return this.resultado(await this.porOperacion(operationId));
     if (cobro.estado === 'FALLIDO') return this.fallar(command.clientId, pago);
-    const cerrado = await this.transactions.runJoinable((db) => this.cerrar(db, command.clientId, pago, cobro), commit);
+    const cerrado = await this.transactions.runJoinable(async (db) => this.cerrar(db, command.clientId, pago, cobro), commit).catch(async (error: unknown) => {
+      // Settled by a webhook or another attempt meanwhile (a joined commit finds out at COMMIT instead: see IdempotencyInterceptor).
+      if (!isSuperseded(error)) throw error;
+      return this.porOperacion(operationId);
+    });
     return this.resultado(cerrado, cobro.estado === 'RECHAZADO' ? cobro.razon : undefined);
   }
 
@@ -102,8 +106,11 @@ export class PagosService {
   private async iniciar(command: CrearPagoCommand, operationId: string): Promise<Inicio> {
     const params = [randomUUID(), command.clientId, operationId, command.numeroOrden, command.monto, command.moneda];
     try {
-      const [started] = await queryRows<{ id: string; monto: string; moneda: string; nuevo: boolean }>(this.pool, INICIAR_PAGO, params);
-      if (started?.nuevo) return { enCurso: { ...started, operationId, monto: Number(started.monto), intentId: null, intento: 1 } };
+      const [started] = await queryRows<{ id: string; monto: string; moneda: string; nuevo: boolean; creadoEn: Date }>(this.pool, INICIAR_PAGO, params);
+      if (started?.nuevo) {
+        const { id, moneda, creadoEn } = started;
+        return { enCurso: { id, operationId, numeroOrden: command.numeroOrden, creadoEn, monto: Number(started.monto), moneda, intentId: null, intento: 1 } };
+      }
       if (started) return { enCurso: await this.reanudado(operationId) };
     } catch (error) {
       if (sqlStateOf(error) !== SQLSTATE.uniqueViolation) throw error;
@@ -129,7 +136,8 @@ export class PagosService {
   /** A resumed operation: where a previous attempt left its intent (rare, so read apart from the hot insert). */
   private async reanudado(operationId: string): Promise<PagoEnCurso> {
     const pago = await this.porOperacion(operationId);
-    return { id: pago.id, operationId, monto: pago.monto, moneda: pago.moneda, intentId: pago.gatewayChargeId, intento: pago.intentoProcesador };
+    const { id, numeroOrden, creadoEn, monto, moneda } = pago;
+    return { id, operationId, numeroOrden, creadoEn, monto, moneda, intentId: pago.gatewayChargeId, intento: pago.intentoProcesador };
   }
 
   /**
@@ -139,24 +147,30 @@ export class PagosService {
   private async fallar(clientId: string, pago: PagoEnCurso): Promise<never> {
     await this.transactions.run(async (db) => {
       const [fallido] = await queryRows<PagoRow>(db, FALLAR_PAGO, [pago.id]);
-      if (fallido) await this.outbox.record(db, eventoDePago(clientId, toPago(fallido)));
+      if (fallido) this.outbox.record(db, eventoDePago(clientId, toPago(fallido)));
     });
     throw new PasarelaNoDisponibleError();
   }
 
-  /** The state the processor's answer leads to and its event, in the transaction that the key's completion joins. */
-  private async cerrar(db: Queryable, clientId: string, pago: PagoEnCurso, cobro: Exclude<Cobro, { estado: 'FALLIDO' }>): Promise<PagoVisible> {
-    const [cerrado] =
-      cobro.estado === 'REQUIERE_AUTENTICACION'
-        ? await queryRows<PagoRow>(db, ESPERAR_AUTENTICACION, [pago.id, cobro.intentId, cobro.clientSecret, this.autenticacionTimeoutSeconds])
-        : await queryRows<PagoVisibleRow>(db, CERRAR_PAGO, [pago.id, cobro.estado, cobro.intentId, cobro.estado === 'RECHAZADO' ? cobro.motivo : null]);
-    if (cerrado) {
-      const visible = toPagoVisible(cerrado);
-      await this.outbox.record(db, eventoDePago(clientId, visible));
-      return visible;
-    }
-    const [actual] = await queryRows<PagoRow>(db, PAGO_POR_OPERACION, [pago.operationId]);
-    return toPago(actual!);
+  /**
+   * The payment as the processor's answer settles it, its settlement and its event queued on `db`
+   * without waiting: with the key's completion and COMMIT behind them, one round trip. Should a
+   * webhook or another attempt have settled it meanwhile, ASENTAR_PAGO raises and it all rolls back.
+   */
+  private cerrar(db: Transaction, clientId: string, pago: PagoEnCurso, cobro: Exclude<Cobro, { estado: 'FALLIDO' }>): PagoVisible {
+    const asentado = this.asentado(pago, cobro);
+    const { estado, motivo, clientSecret = null, autenticacionExpiraEn = null } = asentado;
+    db.send(ASENTAR_PAGO, [pago.id, estado, cobro.intentId, motivo, clientSecret, autenticacionExpiraEn]);
+    this.outbox.record(db, eventoDePago(clientId, asentado));
+    return asentado;
+  }
+
+  /** What a PENDIENTE payment becomes with the processor's answer: nothing refunded yet, no motivo but a decline's. */
+  private asentado(pago: PagoEnCurso, cobro: Exclude<Cobro, { estado: 'FALLIDO' }>): PagoVisible {
+    const { id, numeroOrden, monto, moneda, creadoEn } = pago;
+    const visible = { id, numeroOrden, monto, moneda, creadoEn, montoReembolsado: 0, estado: cobro.estado, motivo: cobro.estado === 'RECHAZADO' ? cobro.motivo : null };
+    if (cobro.estado !== 'REQUIERE_AUTENTICACION') return visible;
+    return { ...visible, clientSecret: cobro.clientSecret, autenticacionExpiraEn: new Date(Date.now() + this.autenticacionTimeoutSeconds * 1000) };
   }
 
   /** A payment as the API answers it: approved or waiting for the customer is a value, declined a problem carrying it. */

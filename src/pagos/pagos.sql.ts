@@ -69,25 +69,15 @@ export const PAGO_ACTIVO_DE_ORDEN = `
    WHERE client_id = $1::text AND numero_orden = $2::text AND estado IN ('PENDIENTE', 'REQUIERE_AUTENTICACION', 'APROBADO')`;
 
 /**
- * PENDIENTE → APROBADO | RECHAZADO | FALLIDO, with the intent $3 and (RECHAZADO only) the motivo $4,
- * returning what the payment's answer shows (see `toPagoResponse`). The UPDATE is the body of
- * `pagos_cerrar` (migration 1764700021000). Zero rows: another attempt of the operation, or the
- * processor's webhook, settled it first.
+ * PENDIENTE → $2 (APROBADO, RECHAZADO with the motivo $4, or REQUIERE_AUTENTICACION with the client
+ * secret $5 until $6), with the intent $3; renews `actualizado_en`, so a reconciler that read the
+ * PENDIENTE row can't settle it from that read. Returns nothing: the route knows the settled payment
+ * already, and queues this behind nothing it waits for (see `pagos_asentar`, migration 1764700026000).
+ * Race: another attempt of the operation, the reconciler or the processor's webhook settled it first:
+ * then it raises SUPERSEDED_SQLSTATE, and its transaction (the event, the stored answer) rolls back.
  */
-export const CERRAR_PAGO = `
-  SELECT * FROM pagos_cerrar($1::uuid, $2::text, $3::text, $4::text)`;
-
-/**
- * PENDIENTE → REQUIERE_AUTENTICACION: the intent $2 waits for the customer, who has until now() + $4
- * seconds; $3 is its client secret. The order stays held. Renews `actualizado_en`, so a reconciler
- * that read the PENDIENTE row can't settle it from that read.
- * Zero rows: another attempt, the reconciler or a webhook moved it first.
- */
-export const ESPERAR_AUTENTICACION = `
-  UPDATE pagos SET estado = 'REQUIERE_AUTENTICACION', gateway_charge_id = $2::text, client_secret = $3::text,
-         autenticacion_expira_en = now() + make_interval(secs => $4::int), actualizado_en = now()
-   WHERE id = $1::uuid AND estado = 'PENDIENTE'
-  RETURNING ${PAGO_COLUMNS}`;
+export const ASENTAR_PAGO = `
+  SELECT pagos_asentar($1::uuid, $2::text, $3::text, $4::text, $5::text, $6::timestamptz)`;
 
 /**
  * PENDIENTE or REQUIERE_AUTENTICACION ($3) → APROBADO | RECHAZADO ($2, motivo $5), decided from what

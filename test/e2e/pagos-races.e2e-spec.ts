@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { CONCILIAR_PAGO, DECIDIR_PAGO, ESPERAR_AUTENTICACION, INICIAR_PAGO } from '../../src/pagos/pagos.sql.js';
+import { isSuperseded } from '../../src/database/postgres-errors.js';
+import { ASENTAR_PAGO, CONCILIAR_PAGO, DECIDIR_PAGO, INICIAR_PAGO } from '../../src/pagos/pagos.sql.js';
 import { REGISTRAR_EVENTO } from '../../src/processor-webhooks/processor-webhooks.sql.js';
 import { reservarPendiente } from '../../src/pagos/pending-versions.sql.js';
 import { runMigrationScript } from '../support/app-process.js';
@@ -43,13 +44,22 @@ describe('reconciler statements under races', () => {
     return { id, operationId, version: rows[0].version };
   };
   const rowsOf = async (sql: string, params: unknown[]): Promise<number> => (await pool.query(sql, params)).rowCount ?? 0;
+  /** The route settling a PENDIENTE payment (1), or finding it settled by somebody else (0: it raised SUPERSEDED). */
+  const asentar = (id: string, estado: string, intent: string, secret: string | null = null): Promise<number> =>
+    pool.query(ASENTAR_PAGO, [id, estado, intent, estado === 'RECHAZADO' ? 'tarjeta' : null, secret, secret && new Date(Date.now() + 900_000)]).then(
+      () => 1,
+      (error: unknown) => {
+        if (!isSuperseded(error)) throw error;
+        return 0;
+      },
+    );
   /** CONCILIAR_PAGO's parameters for a final state at `version` (no motivo, secret or wait). */
   const conciliar = (id: string, estado: string, version: string): unknown[] => [id, estado, null, version, null, null, 900];
   /** A payment waiting for its customer on intent `pi_<id>`. */
   const waitingPago = async (): Promise<{ id: string; intent: string }> => {
     const pago = await stalePago();
     const intent = `pi_${pago.id.replaceAll('-', '')}`;
-    expect(await rowsOf(ESPERAR_AUTENTICACION, [pago.id, intent, `${intent}_secret_x`, 900])).toBe(1);
+    expect(await asentar(pago.id, 'REQUIERE_AUTENTICACION', intent, `${intent}_secret_x`)).toBe(1);
     return { id: pago.id, intent };
   };
 
@@ -113,11 +123,18 @@ describe('reconciler statements under races', () => {
       const intent = `pi_${pago.id.replaceAll('-', '')}`;
       await db.query(`UPDATE pagos SET gateway_charge_id = $2 WHERE id = $1`, [pago.id, intent]);
       const [waiting, decided] = await Promise.all([
-        rowsOf(ESPERAR_AUTENTICACION, [pago.id, intent, `${intent}_secret_x`, 900]),
+        asentar(pago.id, 'REQUIERE_AUTENTICACION', intent, `${intent}_secret_x`),
         rowsOf(DECIDIR_PAGO, [pago.id, 'APROBADO', 'PENDIENTE', intent, null]),
       ]);
       expect(waiting + decided).toBe(1);
     }
+  });
+
+  it('ASENTAR_PAGO: of 20 routes settling one PENDIENTE payment exactly one writes; the others raise SUPERSEDED', async () => {
+    const pago = await stalePago();
+    const intent = `pi_${pago.id.replaceAll('-', '')}`;
+    const won = await Promise.all(Array.from({ length: RACERS }, (_, i) => asentar(pago.id, i % 2 ? 'RECHAZADO' : 'APROBADO', intent)));
+    expect(won.reduce((sum, n) => sum + n, 0)).toBe(1);
   });
 
   it('REGISTRAR_EVENTO: of 20 deliveries of one processor event racing in their transactions exactly one records it', async () => {

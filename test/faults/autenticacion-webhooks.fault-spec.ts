@@ -70,6 +70,21 @@ describe('3-D Secure outcomes through webhooks that are duplicated, reordered, l
     return { pagoId: accepted.json.id, intent: await intentOf(db, accepted.json.id), numeroOrden: body.numeroOrden };
   };
 
+  it('the webhook settles the payment while the route still asks about it: the route\'s settlement is superseded, it runs again and answers the same APROBADO, one event, one charge', async () => {
+    // The confirmation charges but answers 500; the route then asks about the intent, slowly, and the webhook gets there first.
+    await processor.inject({ operation: 'confirm_intent', fault: 'error_after' });
+    await processor.inject({ operation: 'retrieve_intent', fault: 'latency', latencyMs: 2_000 });
+    const body = nuevoPago({ token: 'tok_visa' });
+    const key = randomUUID();
+    const answer = await pay(body, key);
+    expect(answer.status).toBe(201);
+    expect(answer.json.estado).toBe('APROBADO');
+    expect(service.output()).toContain(`key ${key}: the handler's last write was superseded`);
+    expect(await eventTypes(answer.json.id)).toEqual(['pago.aprobado']);
+    expect(await countChargesOfOrder(db, body.numeroOrden)).toBe(1);
+    expect((await pay(body, key)).text).toBe(answer.text);
+  });
+
   it('a webhook delivered twice settles the payment once: one APROBADO, one pago.aprobado, one charge', async () => {
     await processor.injectWebhook({ fault: 'duplicate', type: 'payment_intent.succeeded' });
     const { pagoId, intent, numeroOrden } = await waitingPayment();
