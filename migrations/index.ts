@@ -19,6 +19,7 @@ import { ReembolsosGatewayRefundId1764700023000 } from './1764700023000-reembols
 import { PagosClientCreadoIndex1764700024000 } from './1764700024000-pagos-client-creado-index.js';
 import { OutboxRelay1764700025000 } from './1764700025000-outbox-relay.js';
 import { SettlePagoInOneRoundTrip1764700026000 } from './1764700026000-settle-pago-in-one-round-trip.js';
+import { SupersededUnless1764700027000 } from './1764700027000-superseded-unless.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   PagosClientCreadoIndex1764700024000,
   OutboxRelay1764700025000,
   SettlePagoInOneRoundTrip1764700026000,
+  SupersededUnless1764700027000,
 ];

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
+import { isSuperseded, SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
 import { pgPoolOf, type Transaction, queryRows } from '../database/query-rows.js';
 import { type DeferredCommit, Transactions } from '../database/transactions.js';
 import { Outbox } from '../eventos/outbox.js';
@@ -11,13 +11,13 @@ import type { EstadoPago } from '../pagos/pago.entity.js';
 import { PagoNoEncontradoError, ProcesadorSinRespuestaError } from '../pagos/pagos.errors.js';
 import type { CrearReembolsoDto } from './dto/crear-reembolso.dto.js';
 import { isLive, refundMadeFor, requestRefund } from './processor-refunds.js';
-import type { Reembolso } from './reembolso.entity.js';
+import { Reembolso } from './reembolso.entity.js';
 import { eventoDeReembolso } from './reembolso-eventos.js';
 import { type ReembolsoRow, toReembolso } from './reembolso-row.js';
 import { PagoNoReembolsableError, ReembolsoExcedePagoError, ReembolsoRechazadoError } from './reembolsos.errors.js';
 import { ReembolsosEvents } from './reembolsos.events.js';
 import {
-  APROBAR_REEMBOLSO, FALLAR_REEMBOLSO, REANUDAR_REEMBOLSO_FALLIDO, REANUDAR_REEMBOLSO_PENDIENTE, REEMBOLSABLE_DE_PAGO, REEMBOLSO_DE_PAGO,
+  ASENTAR_REEMBOLSO_APROBADO, FALLAR_REEMBOLSO, REANUDAR_REEMBOLSO_FALLIDO, REANUDAR_REEMBOLSO_PENDIENTE, REEMBOLSABLE_DE_PAGO, REEMBOLSO_DE_PAGO,
   REEMBOLSO_POR_OPERACION, REEMBOLSOS_DE_PAGO, REGISTRAR_REEMBOLSO_EN_CURSO, RESERVAR_REEMBOLSO,
 } from './reembolsos.sql.js';
 
@@ -59,7 +59,11 @@ export class ReembolsosService {
     if (reembolso.estado !== 'PENDIENTE') return reembolso;
     const refund = await this.reembolsar(reembolso, !nuevo);
     // Joins `commit` when given: the idempotency layer stores its answer in this same transaction.
-    const registrado = await this.transactions.runJoinable((db) => this.registrar(db, reembolso, refund), commit);
+    const registrado = await this.transactions.runJoinable(async (db) => this.registrar(db, reembolso, refund), commit).catch(async (error: unknown) => {
+      // Decided by a webhook or the reconciler meanwhile (a joined commit finds out at COMMIT instead: see IdempotencyInterceptor).
+      if (!isSuperseded(error)) throw error;
+      return (await this.porOperacion(reembolso.operationId))!;
+    });
     if (registrado.estado === 'APROBADO') this.events.refund('approved');
     if (registrado.estado === 'PENDIENTE') this.events.refund('pending');
     // The processor failed it after accepting it, and its webhook was written first: as a refusal.
@@ -79,19 +83,22 @@ export class ReembolsosService {
     return row && toReembolso(row);
   }
 
+  /**
+   * A new operation reserves at once (one round trip); an operation that started before is found by
+   * the reservation's conflict on its id, or, when the reservation matched nothing, before saying why.
+   */
   private async iniciar(command: CrearReembolsoCommand, operationId: string): Promise<{ reembolso: Reembolso; nuevo: boolean }> {
-    const existing = await this.porOperacion(operationId);
-    if (existing) return { reembolso: await this.reanudar(existing), nuevo: false };
     const params = [randomUUID(), command.pagoId, command.clientId, operationId, command.monto, command.motivo ?? null];
     for (let round = 0; round < MAX_RESERVE_ROUNDS; round++) {
       try {
         const [reservado] = await queryRows<ReembolsoRow>(this.pool, RESERVAR_REEMBOLSO, params);
         if (reservado) return { reembolso: toReembolso(reservado), nuevo: true };
       } catch (error) {
-        // Another attempt of this operation inserted first (a takeover racing its predecessor): resume it.
+        // This operation's refund exists already (a retry, or a takeover racing its predecessor): resume it.
         if (sqlStateOf(error) !== SQLSTATE.uniqueViolation) throw error;
-        return { reembolso: await this.reanudar((await this.porOperacion(operationId))!), nuevo: false };
       }
+      const existing = await this.porOperacion(operationId);
+      if (existing) return { reembolso: await this.reanudar(existing), nuevo: false };
       const refusal = await this.rechazo(command);
       if (refusal) throw refusal;
     }
@@ -156,12 +163,19 @@ export class ReembolsosService {
   }
 
   /**
-   * What the processor said, written: succeeded → APROBADO (with its event), pending → PENDIENTE with
-   * the processor's refund id. When a webhook or the reconciler decided first, its state stands.
+   * What the processor said, queued on `db` without waiting: succeeded → APROBADO with its event,
+   * pending → PENDIENTE with the processor's refund id. With the key's completion and COMMIT behind
+   * them, one round trip; when a webhook or the reconciler decided first, the statement raises and it all rolls back.
    */
-  private registrar(db: Transaction, reembolso: Reembolso, refund: Refund): Promise<Reembolso> {
-    if (refund.status === 'pending') return this.cerrar(db, reembolso, REGISTRAR_REEMBOLSO_EN_CURSO, [reembolso.id, refund.id]);
-    return this.cerrar(db, reembolso, APROBAR_REEMBOLSO, [reembolso.id, refund.id]);
+  private registrar(db: Transaction, reembolso: Reembolso, refund: Refund): Reembolso {
+    if (refund.status === 'pending') {
+      db.send(REGISTRAR_REEMBOLSO_EN_CURSO, [reembolso.id, refund.id]);
+      return Object.assign(new Reembolso(), reembolso, { gatewayRefundId: refund.id });
+    }
+    const aprobado = Object.assign(new Reembolso(), reembolso, { estado: 'APROBADO', gatewayRefundId: refund.id });
+    db.send(ASENTAR_REEMBOLSO_APROBADO, [reembolso.id, refund.id]);
+    this.outbox.record(db, eventoDeReembolso(aprobado));
+    return aprobado;
   }
 
   /** The processor refunded nothing: the amount goes back to the payment, and the answer is `problem`. */
@@ -184,19 +198,13 @@ export class ReembolsosService {
     return error instanceof GatewayIndeterminateError ? new ProcesadorSinRespuestaError('refund') : error;
   }
 
-  /**
-   * One statement that settles or records the refund, and the event of a settlement (on a
-   * transaction); when another attempt, a webhook or the reconciler came first, its outcome stands.
-   */
+  /** The refund failed, and its event, unless another attempt, a webhook or the reconciler settled it first (its state stands). */
   private async cerrar(db: Transaction, reembolso: Reembolso, statement: string, params: unknown[]): Promise<Reembolso> {
     const [row] = await queryRows<ReembolsoRow>(db, statement, params);
-    if (row) {
-      const cerrado = toReembolso(row);
-      if (cerrado.estado !== 'PENDIENTE') this.outbox.record(db, eventoDeReembolso(cerrado));
-      return cerrado;
-    }
-    const [actual] = await queryRows<ReembolsoRow>(db, REEMBOLSO_POR_OPERACION, [reembolso.operationId]);
-    return toReembolso(actual!);
+    if (!row) return (await this.porOperacion(reembolso.operationId))!;
+    const cerrado = toReembolso(row);
+    this.outbox.record(db, eventoDeReembolso(cerrado));
+    return cerrado;
   }
 
   private async porOperacion(operationId: string): Promise<Reembolso | undefined> {

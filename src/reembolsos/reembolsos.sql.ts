@@ -66,12 +66,15 @@ export const REANUDAR_REEMBOLSO_FALLIDO = `
  * reconciler that read the old version matches nothing.
  * Race: a webhook or the reconciler deciding it first (then it is no longer PENDIENTE); a refund
  * already recorded under another id (never: one operation's attempt has one refund key).
- * Zero rows: decided meanwhile; read it again, its state is the answer.
+ * Queued by the route without waiting (see `superseded_unless`, migration 1764700027000): decided
+ * meanwhile, it raises SUPERSEDED_SQLSTATE and the route's transaction rolls back.
  */
 export const REGISTRAR_REEMBOLSO_EN_CURSO = `
-  UPDATE reembolsos SET gateway_refund_id = $2::text, actualizado_en = now()
-   WHERE id = $1::uuid AND estado = 'PENDIENTE' AND (gateway_refund_id IS NULL OR gateway_refund_id = $2::text)
-  RETURNING ${REEMBOLSO_COLUMNS}`;
+  WITH registrado AS (
+    UPDATE reembolsos SET gateway_refund_id = $2::text, actualizado_en = now()
+     WHERE id = $1::uuid AND estado = 'PENDIENTE' AND (gateway_refund_id IS NULL OR gateway_refund_id = $2::text)
+    RETURNING 1)
+  SELECT superseded_unless(EXISTS (SELECT FROM registrado), 'refund ' || $1::text || ' is no longer PENDIENTE')`;
 
 /**
  * PENDIENTE → APROBADO with the processor's refund id $2, adding the amount to the payment's
@@ -80,8 +83,10 @@ export const REGISTRAR_REEMBOLSO_EN_CURSO = `
  * reconciler) runs this same statement: the first one's UPDATE changes `estado`, the others re-check
  * the WHERE against it and match nothing, so the amount is added and the event recorded once.
  * Zero rows: another attempt (or the reconciler, a webhook, or a resumed attempt) settled or touched it first.
+ * `result` is what it answers: the refund (a webhook, the reconciler), or for the route, which queues
+ * it without waiting, nothing but SUPERSEDED_SQLSTATE raised instead of zero rows.
  */
-function aprobar(guard: string): string {
+function aprobar(guard: string, result = 'SELECT aprobado.* FROM aprobado JOIN sumado ON sumado.id = aprobado."pagoId"'): string {
   return `
   WITH aprobado AS (
     UPDATE reembolsos SET estado = 'APROBADO', gateway_refund_id = $2::text, actualizado_en = now()
@@ -90,7 +95,7 @@ function aprobar(guard: string): string {
   sumado AS (
     UPDATE pagos p SET monto_reembolsado = p.monto_reembolsado + a.monto::bigint FROM aprobado a WHERE p.id = a."pagoId"
     RETURNING p.id)
-  SELECT aprobado.* FROM aprobado JOIN sumado ON sumado.id = aprobado."pagoId"`;
+  ${result}`;
 }
 
 /**
@@ -110,8 +115,13 @@ function fallar(guard: string): string {
   SELECT fallido.* FROM fallido JOIN devuelto ON devuelto.id = fallido."pagoId"`;
 }
 
-/** By the attempt that asked the processor, or a webhook ($1 refund, $2 processor's refund id). */
+/** By a webhook ($1 refund, $2 processor's refund id). */
 export const APROBAR_REEMBOLSO = aprobar('');
+/** By the attempt that asked the processor, queued without waiting ($1 refund, $2 processor's refund id). */
+export const ASENTAR_REEMBOLSO_APROBADO = aprobar(
+  '',
+  `SELECT superseded_unless(EXISTS (SELECT FROM aprobado JOIN sumado ON sumado.id = aprobado."pagoId"), 'refund ' || $1::text || ' is no longer PENDIENTE')`,
+);
 /** By the attempt whose processor call failed ($1 refund). */
 export const FALLAR_REEMBOLSO = fallar('');
 /**

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import { isSuperseded } from '../../src/database/postgres-errors.js';
 import { reservarPendiente } from '../../src/pagos/pending-versions.sql.js';
 import {
-  APROBAR_REEMBOLSO, CONCILIAR_REEMBOLSO_APROBADO, CONCILIAR_REEMBOLSO_FALLIDO, REANUDAR_REEMBOLSO_FALLIDO, REANUDAR_REEMBOLSO_PENDIENTE, RESERVAR_REEMBOLSO,
+  APROBAR_REEMBOLSO, ASENTAR_REEMBOLSO_APROBADO, CONCILIAR_REEMBOLSO_APROBADO, CONCILIAR_REEMBOLSO_FALLIDO, REANUDAR_REEMBOLSO_FALLIDO, REANUDAR_REEMBOLSO_PENDIENTE, RESERVAR_REEMBOLSO,
 } from '../../src/reembolsos/reembolsos.sql.js';
 import { BLOQUEAR_REEMBOLSO, FALLAR_REEMBOLSO_EN_PROCESADOR } from '../../src/reembolsos/reembolsos-procesador.sql.js';
 import { startAppProcess, type AppProcess } from '../support/app-process.js';
@@ -204,6 +205,21 @@ describe('refund statements under races', () => {
     // If the approval came first, a later failure took it back from APROBADO; if it came last, it matched nothing.
     expect((await db.query(`SELECT estado FROM reembolsos WHERE id = $1`, [pendiente.id])).rows[0].estado).toBe('FALLIDO');
     expect(await totals(pagoId)).toEqual({ reservado: 0, reembolsado: 0 });
+  });
+
+  it('ASENTAR_REEMBOLSO_APROBADO (the route) racing 19 webhooks approving one pending refund: one writes, the amount is added once, and a losing route raises SUPERSEDED', async () => {
+    for (const routes of [1, RACERS]) {
+      const pagoId = await pago(1000);
+      const pendiente = await registrado(pagoId, 'PENDIENTE');
+      const route = () => pool.query(ASENTAR_REEMBOLSO_APROBADO, [pendiente.id, pendiente.refundId]).then(() => 1, (error: unknown) => {
+        if (!isSuperseded(error)) throw error;
+        return 0;
+      });
+      const webhook = async () => (await pool.query(APROBAR_REEMBOLSO, [pendiente.id, pendiente.refundId])).rowCount ?? 0;
+      const won = await Promise.all(Array.from({ length: RACERS }, (_, i) => (i < routes ? route() : webhook())));
+      expect(won.reduce((a, b) => a + b, 0)).toBe(1);
+      expect(await totals(pagoId)).toEqual({ reservado: 100, reembolsado: 100 });
+    }
   });
 
   it('the reconciler reserving a refund (shared statement) has one winner; an attempt resuming it after makes its settlement match nothing', async () => {
