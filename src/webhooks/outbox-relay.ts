@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import pg from 'pg';
+import { ListenedPgClient } from '../database/listened-pg-client.js';
 import { queryRows } from '../database/query-rows.js';
 import { TransactionRunner } from '../database/transactions.js';
 import { FAN_OUT_EVENTS, TAKE_EVENTS_TO_FAN_OUT } from './deliveries.sql.js';
@@ -31,8 +32,9 @@ export class OutboxRelay implements OnModuleInit, OnApplicationShutdown {
     private readonly deliverer: WebhookDeliverer,
     @Inject(WEBHOOK_DELIVERY_OPTIONS) private readonly options: WebhookDeliveryOptions,
   ) {
-    // Pipeline mode (pg 8.23, not in its types yet), as the API's pool: Transactions relies on it.
-    const config = { connectionString: options.databaseUrl, max: 1, application_name: 'pagos-relay', keepAlive: true, pipeline: true };
+    // Pipeline mode (pg 8.23, not in its types yet), as the API's pool: Transactions relies on it. A
+    // connection lost while checked out must not raise an unhandled 'error' (ListenedPgClient).
+    const config = { connectionString: options.databaseUrl, max: 1, application_name: 'pagos-relay', keepAlive: true, pipeline: true, Client: ListenedPgClient };
     this.pool = new pg.Pool(config);
     // An idle connection the server closed (a restart): the pool drops it and opens another when needed.
     this.pool.on('error', (error) => this.logger.warn(`relay connection lost: ${error.message}`));
