@@ -13,7 +13,9 @@ export function checkCharges(state: HistoryState, count: Count, report: Report):
     if (!pago) report('approved-iff-charged', `intent ${intent.id} is charged but belongs to no payment the service lists (pago ${intent.pagoId})`);
     else if (pago.estado !== 'APROBADO') report('approved-iff-charged', `intent ${intent.id} is charged but pago ${pago.id} is ${pago.estado}`, keysOfPago(state, pago.id));
     const order = pago?.numeroOrden ?? `pago ${intent.pagoId}`;
-    chargedByOrder.set(order, [...(chargedByOrder.get(order) ?? []), intent.id]);
+    const charged = chargedByOrder.get(order);
+    if (charged) charged.push(intent.id);
+    else chargedByOrder.set(order, [intent.id]);
   }
   for (const [order, intents] of chargedByOrder) {
     count('charged-once');
@@ -58,7 +60,7 @@ export function checkAnswers(state: HistoryState, count: Count, report: Report):
     } else if (invoke.path.endsWith('/reembolsos') && complete.status === 201) {
       count('answer-matches-processor');
       const id = String(body?.id);
-      const refund = state.refunds.find((each) => each.reembolsoId === id);
+      const [refund] = state.processorRefundsOf(id);
       if (refund?.status !== 'succeeded') report('answer-matches-processor', `op ${complete.op} answered 201 for reembolso ${id}; the processor's refund is ${refund ? refund.status : 'missing'}`, [invoke.key]);
     }
   }
@@ -89,8 +91,9 @@ export function checkPending(state: HistoryState, count: Count, report: Report):
     count('nothing-pending');
     if (pago.estado === 'PENDIENTE') report('nothing-pending', `pago ${pago.id} is still PENDIENTE after the quiet period`, keysOfPago(state, pago.id));
     if (pago.estado !== 'REQUIERE_AUTENTICACION') continue;
-    const decided = state.intents.filter((intent) => intent.pagoId === pago.id && intent.status !== 'requires_action' && intent.status !== 'canceled');
-    if (decided.length > 0 && state.intents.every((intent) => intent.pagoId !== pago.id || intent.status !== 'requires_action')) {
+    const intents = state.intentsOf(pago.id);
+    const decided = intents.filter((intent) => intent.status !== 'requires_action' && intent.status !== 'canceled');
+    if (decided.length > 0 && intents.every((intent) => intent.status !== 'requires_action')) {
       report('nothing-pending', `pago ${pago.id} still waits for authentication, but the processor decided its intent (${decided.map((intent) => `${intent.id} ${intent.status}`).join(', ')})`, keysOfPago(state, pago.id));
     }
   }
@@ -102,20 +105,21 @@ export function checkPending(state: HistoryState, count: Count, report: Report):
 
 export function checkRefunds(state: HistoryState, count: Count, report: Report): void {
   for (const pago of state.pagos.values()) {
-    const ours = state.reembolsos.filter((reembolso) => reembolso.pagoId === pago.id);
+    const ours = state.reembolsosOf(pago.id);
     if (ours.length === 0 && pago.montoReembolsado === 0) continue;
     count('refunds-balance');
     const approved = ours.filter((reembolso) => reembolso.estado === 'APROBADO').reduce((sum, reembolso) => sum + reembolso.monto, 0);
     const atProcessor = state.chargedIntentsOf(pago.id).reduce((sum, intent) => sum + intent.amountRefunded, 0);
-    const keys = [...keysOfPago(state, pago.id), ...ours.flatMap((reembolso) => keysOfReembolso(state, reembolso.id))];
-    if (approved > pago.monto) report('refunds-balance', `pago ${pago.id}: ${approved} refunded of ${pago.monto}`, keys);
-    if (approved !== pago.montoReembolsado) report('refunds-balance', `pago ${pago.id}: montoReembolsado ${pago.montoReembolsado}, its APROBADO refunds sum ${approved}`, keys);
-    if (approved !== atProcessor) report('refunds-balance', `pago ${pago.id}: the service refunded ${approved}, the processor ${atProcessor}`, keys);
+    // Only for a violation: finding the keys reads every operation.
+    const keys = () => [...keysOfPago(state, pago.id), ...ours.flatMap((reembolso) => keysOfReembolso(state, reembolso.id))];
+    if (approved > pago.monto) report('refunds-balance', `pago ${pago.id}: ${approved} refunded of ${pago.monto}`, keys());
+    if (approved !== pago.montoReembolsado) report('refunds-balance', `pago ${pago.id}: montoReembolsado ${pago.montoReembolsado}, its APROBADO refunds sum ${approved}`, keys());
+    if (approved !== atProcessor) report('refunds-balance', `pago ${pago.id}: the service refunded ${approved}, the processor ${atProcessor}`, keys());
   }
   for (const reembolso of state.reembolsos) {
     if (reembolso.estado !== 'FALLIDO') continue;
     count('refunds-balance');
-    const made = state.refunds.filter((refund) => refund.reembolsoId === reembolso.id && (refund.status === 'succeeded' || refund.status === 'pending'));
+    const made = state.processorRefundsOf(reembolso.id).filter((refund) => refund.status === 'succeeded' || refund.status === 'pending');
     if (made.length > 0) report('refunds-balance', `reembolso ${reembolso.id} is FALLIDO but the processor refunded it (${made.map((refund) => refund.id).join(', ')})`, keysOfReembolso(state, reembolso.id));
   }
 }
