@@ -2,8 +2,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 // The trigger of migration 1764700012000, and when it fires: before, on every settlement; now only on
 // the settlement of a key some duplicate waits on.
-const SETTLED = `NEW.status IN ('completed', 'released') AND OLD.status IS DISTINCT FROM NEW.status`;
-const SETTLED_WITH_WAITERS = `NEW.has_waiters AND ${SETTLED}`;
+export const SETTLED = `NEW.status IN ('completed', 'released') AND OLD.status IS DISTINCT FROM NEW.status`;
+export const SETTLED_WITH_WAITERS = `NEW.has_waiters AND ${SETTLED}`;
 
 /**
  * Notifies only keys that a duplicate waits on. PostgreSQL serialises the commits of all transactions
