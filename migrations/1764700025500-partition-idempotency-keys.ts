@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { SETTLED_WITH_WAITERS } from './1764700013000-notify-only-waited-keys.js';
+import { createSettledTrigger } from './1764700013000-notify-only-waited-keys.js';
 import { PlanOnceIdempotencyStatements1764700014000 } from './1764700014000-plan-once-idempotency-statements.js';
 import { LEGACY_BOUND_CONSTRAINT } from './1764700025000-prepare-idempotency-keys-for-partitions.js';
 
@@ -35,6 +35,7 @@ export class PartitionIdempotencyKeys1764700025500 implements MigrationInterface
     await queryRunner.query(`ALTER TABLE idempotency_keys DROP CONSTRAINT IF EXISTS ${LEGACY_BOUND_CONSTRAINT}`);
     await queryRunner.query(`CREATE INDEX idempotency_keys_scope_key_idx ON idempotency_keys (scope, key)`);
     await queryRunner.query(`CREATE INDEX idempotency_keys_operation_id_idx ON idempotency_keys (operation_id)`);
+    // On the parent: PostgreSQL clones it onto every partition, present and future.
     await createSettledTrigger(queryRunner);
     await attachLegacyPartition(queryRunner);
     await queryRunner.query(`DROP INDEX IF EXISTS idempotency_keys_expires_at_idx`);
@@ -62,16 +63,6 @@ export class PartitionIdempotencyKeys1764700025500 implements MigrationInterface
     await queryRunner.query(`DROP FUNCTION idempotency_claim_key(text, text, int, uuid, text, uuid, int)`);
     await new PlanOnceIdempotencyStatements1764700014000().up(queryRunner);
   }
-}
-
-/** On the parent: PostgreSQL clones it onto every partition, present and future. */
-async function createSettledTrigger(queryRunner: QueryRunner): Promise<void> {
-  await queryRunner.query(`
-    CREATE TRIGGER idempotency_key_settled
-      AFTER UPDATE ON idempotency_keys
-      FOR EACH ROW
-      WHEN (${SETTLED_WITH_WAITERS})
-      EXECUTE FUNCTION idempotency_key_settled_notify()`);
 }
 
 /**
