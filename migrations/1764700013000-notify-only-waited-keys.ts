@@ -37,7 +37,7 @@ async function recreateSettledTrigger(queryRunner: QueryRunner, when: string): P
   await createSettledTrigger(queryRunner, when);
 }
 
-/** The trigger as this migration leaves it, by default; migration 1764700025500 creates it again on the partitioned table. */
+/** The trigger as this migration leaves it, by default; migration 1764700028500 creates it again on the partitioned table. */
 export async function createSettledTrigger(queryRunner: QueryRunner, when = SETTLED_WITH_WAITERS): Promise<void> {
   await queryRunner.query(`
     CREATE TRIGGER idempotency_key_settled

@@ -17,8 +17,8 @@ import { PagosAutenticacion1764700021000 } from './1764700021000-pagos-autentica
 import { NotifyPagoDecidido1764700022000 } from './1764700022000-notify-pago-decidido.js';
 import { ReembolsosGatewayRefundId1764700023000 } from './1764700023000-reembolsos-gateway-refund-id.js';
 import { PagosClientCreadoIndex1764700024000 } from './1764700024000-pagos-client-creado-index.js';
-import { PrepareIdempotencyKeysForPartitions1764700025000 } from './1764700025000-prepare-idempotency-keys-for-partitions.js';
-import { PartitionIdempotencyKeys1764700025500 } from './1764700025500-partition-idempotency-keys.js';
+import { PrepareIdempotencyKeysForPartitions1764700028000 } from './1764700028000-prepare-idempotency-keys-for-partitions.js';
+import { PartitionIdempotencyKeys1764700028500 } from './1764700028500-partition-idempotency-keys.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -41,6 +41,6 @@ export const MIGRATIONS = [
   NotifyPagoDecidido1764700022000,
   ReembolsosGatewayRefundId1764700023000,
   PagosClientCreadoIndex1764700024000,
-  PrepareIdempotencyKeysForPartitions1764700025000,
-  PartitionIdempotencyKeys1764700025500,
+  PrepareIdempotencyKeysForPartitions1764700028000,
+  PartitionIdempotencyKeys1764700028500,
 ];

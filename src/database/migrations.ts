@@ -39,7 +39,7 @@ const LOCK_POLL_MS = 100;
 
 /**
  * Polls pg_try_advisory_lock rather than blocking in pg_advisory_lock: a statement blocked on a lock
- * keeps its snapshot, and CREATE INDEX CONCURRENTLY (migration 1764700025000) waits for every older
+ * keeps its snapshot, and CREATE INDEX CONCURRENTLY (migration 1764700028000) waits for every older
  * snapshot in the database, so the migrating replica would wait for the waiting one, which waits for
  * it: both forever. Between polls the waiting replica holds no snapshot.
  */

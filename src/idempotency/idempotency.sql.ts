@@ -17,7 +17,7 @@
  * committed row, so of N racing callers exactly one sees a row come back. `now()` of PostgreSQL is
  * the only clock. Parameters are always bound, with casts.
  *
- * The table is partitioned by expiry day (migration 1764700025500; partitions: key-partitions.sql.ts), so
+ * The table is partitioned by expiry day (migration 1764700028500; partitions: key-partitions.sql.ts), so
  * (scope, key) is not a unique key: a key has at most one live row (claimKey sees to it) and any number
  * of expired ones waiting for their day's partition to be dropped. Every statement therefore states
  * `expires_at > now()`: an expired row is never read as the key, nor written.
@@ -40,7 +40,7 @@ const KEY_COLUMNS = `
  * Result: `claimed = true` (this caller owns the key; `replacedExpired` when an expired row of the key
  * exists), or `claimed = false` with the live row. (Before the advisory lock a claim could also get zero
  * rows, when the key became live after its snapshot; the store still reads the key with findKey then.)
- * The statement is the body of `idempotency_claim_key` (migrations 1764700014000, 1764700025500):
+ * The statement is the body of `idempotency_claim_key` (migrations 1764700014000, 1764700028500):
  * PL/pgSQL plans it once per connection, where its text would be planned on every call (0.49 against
  * 0.21 ms of server CPU per claim, 0.28 against 0.07 per replay).
  * A claim whose expiry day has no partition fails with SQLSTATE 23514; the store then creates the
@@ -117,7 +117,7 @@ export const CLAIM_LOST_SQLSTATE = 'IK001';
  * Race: a stalled owner waking after a takeover cannot overwrite the new owner's answer.
  * Zero rows would leave nothing to check before the COMMIT that is pipelined behind this statement,
  * so it raises CLAIM_LOST_SQLSTATE instead: the transaction aborts and its COMMIT answers ROLLBACK.
- * The UPDATE is the body of `idempotency_complete_key` (migrations 1764700014000, 1764700025500), planned
+ * The UPDATE is the body of `idempotency_complete_key` (migrations 1764700014000, 1764700028500), planned
  * once per connection like the claim's. An owner whose key expired meanwhile has lost it too: a new
  * claim may already have started another operation with the key.
  * $1 scope, $2 key, $3 lock token, $4 status code, $5 headers (json), $6 body.

@@ -1,5 +1,5 @@
 /**
- * The partitions of `idempotency_keys` (migration 1764700025500): one per UTC day of expiry, named
+ * The partitions of `idempotency_keys` (migration 1764700028500): one per UTC day of expiry, named
  * `idempotency_keys_pYYYYMMDD`, plus `idempotency_keys_legacy` (the table as it was before, covering every
  * expiry up to its bound). Not transitions of a key: the purge creates days ahead and drops days gone.
  * A partition whose upper bound is <= now() holds only expired keys (every key expires before its bound,

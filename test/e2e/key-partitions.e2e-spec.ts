@@ -10,7 +10,7 @@ import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { waitUntil } from '../support/waiting.js';
 
 /**
- * The partitioned keys table (migration 1764700025500) under races: claims of one key with no unique
+ * The partitioned keys table (migration 1764700028500) under races: claims of one key with no unique
  * constraint to stop them, claims while the purge creates and drops partitions, and a purge stopped
  * halfway. Real: the service's store and purge job, a pool of real connections, PostgreSQL.
  */

@@ -8,7 +8,7 @@ import { waitUntil, within } from '../support/waiting.js';
 
 /**
  * A replica waiting for another's migrations must hold no snapshot meanwhile: CREATE INDEX CONCURRENTLY
- * (migration 1764700025000) waits for every older snapshot, so a replica blocked in pg_advisory_lock
+ * (migration 1764700028000) waits for every older snapshot, so a replica blocked in pg_advisory_lock
  * would hang the migrating one for good. Real: the service's migration runner, PostgreSQL.
  */
 describe('the migration lock', () => {

@@ -4,7 +4,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 export const LEGACY_BOUND_CONSTRAINT = 'idempotency_keys_legacy_bound';
 
 /**
- * Everything the next migration (1764700025500) would otherwise do under ACCESS EXCLUSIVE on the whole
+ * Everything the next migration (1764700028500) would otherwise do under ACCESS EXCLUSIVE on the whole
  * table, done here while requests keep running: the partitioned table's two indexes, built CONCURRENTLY
  * on the table that becomes its legacy partition (ATTACH then adopts them instead of building its own),
  * and a CHECK on expires_at, validated under SHARE UPDATE EXCLUSIVE, that proves every row fits the
@@ -14,8 +14,8 @@ export const LEGACY_BOUND_CONSTRAINT = 'idempotency_keys_legacy_bound';
  * Not in a transaction: CREATE INDEX CONCURRENTLY can't run in one. TypeORM reverts every migration in a
  * transaction, so `down` drops the indexes plainly (a brief ACCESS EXCLUSIVE).
  */
-export class PrepareIdempotencyKeysForPartitions1764700025000 implements MigrationInterface {
-  name = 'PrepareIdempotencyKeysForPartitions1764700025000';
+export class PrepareIdempotencyKeysForPartitions1764700028000 implements MigrationInterface {
+  name = 'PrepareIdempotencyKeysForPartitions1764700028000';
   transaction = false;
 
   async up(queryRunner: QueryRunner): Promise<void> {

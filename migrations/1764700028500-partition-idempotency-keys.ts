@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { createSettledTrigger } from './1764700013000-notify-only-waited-keys.js';
 import { PlanOnceIdempotencyStatements1764700014000 } from './1764700014000-plan-once-idempotency-statements.js';
-import { LEGACY_BOUND_CONSTRAINT } from './1764700025000-prepare-idempotency-keys-for-partitions.js';
+import { LEGACY_BOUND_CONSTRAINT } from './1764700028000-prepare-idempotency-keys-for-partitions.js';
 
 // Partitions the migration creates ahead; the purge job keeps TTL + KEY_PARTITION_DAYS_AHEAD days ready from then on.
 const DAYS_CREATED_AHEAD = 7;
@@ -19,8 +19,8 @@ const DAYS_CREATED_AHEAD = 7;
  * There is no DEFAULT partition: DETACH ... CONCURRENTLY, which lets the purge drop a day without ever
  * locking out a claim, refuses to run beside one; partitions are created days ahead instead.
  */
-export class PartitionIdempotencyKeys1764700025500 implements MigrationInterface {
-  name = 'PartitionIdempotencyKeys1764700025500';
+export class PartitionIdempotencyKeys1764700028500 implements MigrationInterface {
+  name = 'PartitionIdempotencyKeys1764700028500';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`ALTER TABLE idempotency_keys RENAME TO idempotency_keys_legacy`);
@@ -66,7 +66,7 @@ export class PartitionIdempotencyKeys1764700025500 implements MigrationInterface
 }
 
 /**
- * The old table as the partition of every expiry up to the bound its CHECK proved (migration 1764700025000);
+ * The old table as the partition of every expiry up to the bound its CHECK proved (migration 1764700028000);
  * without that CHECK (the table was empty then), up to the UTC day after its latest expiry, and ATTACH scans
  * the few rows written since. An empty table is dropped.
  */
