@@ -34,6 +34,11 @@ export class NotifyOnlyWaitedKeys1764700013000 implements MigrationInterface {
 /** Replaces the trigger by one firing on `when`, in the migration's transaction: a settlement meanwhile meets one of the two. */
 async function recreateSettledTrigger(queryRunner: QueryRunner, when: string): Promise<void> {
   await queryRunner.query(`DROP TRIGGER idempotency_key_settled ON idempotency_keys`);
+  await createSettledTrigger(queryRunner, when);
+}
+
+/** The trigger as this migration leaves it, by default; migration 1764700028500 creates it again on the partitioned table. */
+export async function createSettledTrigger(queryRunner: QueryRunner, when = SETTLED_WITH_WAITERS): Promise<void> {
   await queryRunner.query(`
     CREATE TRIGGER idempotency_key_settled
       AFTER UPDATE ON idempotency_keys

@@ -20,6 +20,8 @@ import { PagosClientCreadoIndex1764700024000 } from './1764700024000-pagos-clien
 import { OutboxRelay1764700025000 } from './1764700025000-outbox-relay.js';
 import { SettlePagoInOneRoundTrip1764700026000 } from './1764700026000-settle-pago-in-one-round-trip.js';
 import { SupersededUnless1764700027000 } from './1764700027000-superseded-unless.js';
+import { PrepareIdempotencyKeysForPartitions1764700028000 } from './1764700028000-prepare-idempotency-keys-for-partitions.js';
+import { PartitionIdempotencyKeys1764700028500 } from './1764700028500-partition-idempotency-keys.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -45,4 +47,6 @@ export const MIGRATIONS = [
   OutboxRelay1764700025000,
   SettlePagoInOneRoundTrip1764700026000,
   SupersededUnless1764700027000,
+  PrepareIdempotencyKeysForPartitions1764700028000,
+  PartitionIdempotencyKeys1764700028500,
 ];

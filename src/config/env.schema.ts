@@ -81,12 +81,6 @@ export class EnvSchema {
   @Validate(CronExpressionConstraint)
   IDEMPOTENCY_PURGE_CRON?: string;
 
-  @IsOptional()
-  @WholeNumber()
-  @Min(1)
-  @Max(100000)
-  IDEMPOTENCY_PURGE_BATCH_SIZE?: number;
-
   /** At most IDEMPOTENCY_MAX_WAIT_SECONDS (checked in app-config.ts). */
   @IsOptional()
   @WholeNumber()

@@ -1,7 +1,8 @@
-import type { DataSource } from 'typeorm';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DataSource, QueryRunner } from 'typeorm';
 
 // Any constant works; it only has to be the same in every process that migrates this database.
-const MIGRATION_LOCK_ID = 7_246_001;
+export const MIGRATION_LOCK_ID = 7_246_001;
 
 /**
  * Applies pending migrations while holding a session advisory lock, so that replicas starting at the
@@ -22,7 +23,7 @@ async function withMigrationLock<T>(dataSource: DataSource, work: () => Promise<
   const lockHolder = dataSource.createQueryRunner();
   await lockHolder.connect();
   try {
-    await lockHolder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    await acquireMigrationLock(lockHolder);
     try {
       return await work();
     } finally {
@@ -30,5 +31,22 @@ async function withMigrationLock<T>(dataSource: DataSource, work: () => Promise<
     }
   } finally {
     await lockHolder.release();
+  }
+}
+
+// How often a replica waiting for another's migrations asks for the lock again.
+const LOCK_POLL_MS = 100;
+
+/**
+ * Polls pg_try_advisory_lock rather than blocking in pg_advisory_lock: a statement blocked on a lock
+ * keeps its snapshot, and CREATE INDEX CONCURRENTLY (migration 1764700028000) waits for every older
+ * snapshot in the database, so the migrating replica would wait for the waiting one, which waits for
+ * it: both forever. Between polls the waiting replica holds no snapshot.
+ */
+async function acquireMigrationLock(lockHolder: QueryRunner): Promise<void> {
+  for (;;) {
+    const [row] = (await lockHolder.query('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK_ID])) as Array<{ locked: boolean }>;
+    if (row?.locked) return;
+    await sleep(LOCK_POLL_MS);
   }
 }

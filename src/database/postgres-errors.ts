@@ -1,11 +1,13 @@
 import { QueryRunnerAlreadyReleasedError } from 'typeorm';
 /** SQLSTATE codes this service reacts to, by name (https://www.postgresql.org/docs/current/errcodes-appendix.html). */
 export const SQLSTATE = {
+  undefinedTable: '42P01',
   uniqueViolation: '23505',
   checkViolation: '23514',
   readOnlySqlTransaction: '25006',
   serializationFailure: '40001',
   deadlockDetected: '40P01',
+  objectNotInPrerequisiteState: '55000',
   lockNotAvailable: '55P03',
   queryCanceled: '57014',
   adminShutdown: '57P01',

@@ -6,7 +6,9 @@ export type KeyStatus = (typeof KEY_STATUSES)[number];
 
 /**
  * One idempotency key of one scope: its claim while the first attempt runs, then the stored answer.
- * The schema is in migrations/; the transitions are in `idempotency.sql.ts`.
+ * The schema is in migrations/; the transitions are in `idempotency.sql.ts`. (scope, key) identifies the
+ * key's live row; in the table, partitioned by expiry day, it is not a primary key, and expired rows of
+ * the key may remain until their day's partition is dropped (migration 1764700028500).
  */
 @Entity({ name: 'idempotency_keys' })
 export class IdempotencyKeyRecord {

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { purgeInBatches } from '../database/purge-in-batches.js';
 import { scheduleCronJob } from '../scheduling/cron-job.js';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
 import { IdempotencyEvents } from './idempotency.events.js';
@@ -9,7 +8,11 @@ import { IdempotencyStore } from './idempotency.store.js';
 
 export const PURGE_JOB_NAME = 'idempotency-purge';
 
-/** Deletes expired keys on a schedule, batch by batch; expired keys are already ignored on read. */
+/**
+ * Keeps the partitions of `idempotency_keys` rotating on a schedule: creates the days ahead, drops the
+ * days wholly expired (a DROP of a table, not a DELETE of its rows). Expired keys are already ignored
+ * on read; a key expired today stays until its day's partition goes.
+ */
 @Injectable()
 export class IdempotencyPurgeJob implements OnApplicationBootstrap {
   private readonly logger = new Logger(IdempotencyPurgeJob.name);
@@ -26,19 +29,25 @@ export class IdempotencyPurgeJob implements OnApplicationBootstrap {
       name: PURGE_JOB_NAME,
       cronTime: this.options.purgeCron,
       logger: this.logger,
-      // The keys a failed run could not delete are already ignored on read.
+      // What a failed run could not drop is already ignored on read; partitions stay created days ahead.
       what: 'purge of expired idempotency keys',
       run: () => this.purgeOnce(),
       succeeded: (purged) => {
         this.events.purge({ ok: true, purged });
-        if (purged > 0) this.logger.log(`purged ${purged} expired idempotency keys`);
       },
       failed: () => this.events.purge({ ok: false }),
     });
   }
 
-  /** One purge run, batch by batch (see purgeInBatches). Returns the rows deleted. */
-  purgeOnce(): Promise<number> {
-    return purgeInBatches(() => this.store.purgeExpiredKeys(), this.options.purgeBatchSize);
+  /** One run: partitions created ahead, expired ones dropped (each logged). Returns the expired keys dropped. */
+  async purgeOnce(): Promise<number> {
+    const created = await this.store.createKeyPartitions();
+    if (created > 0) this.logger.log(`created ${created} idempotency key partitions ahead`);
+    let purged = 0;
+    for (const { name, keys } of await this.store.dropExpiredKeyPartitions()) {
+      this.logger.log(`dropped partition ${name}: ${keys} expired idempotency keys`);
+      purged += keys;
+    }
+    return purged;
   }
 }

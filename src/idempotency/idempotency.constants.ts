@@ -3,7 +3,8 @@
  * - key: the client's `Idempotency-Key` value, one per intended operation, reused on each retry.
  * - scope: whose key it is (the authenticated client); the same value under two scopes is two keys.
  * - fingerprint: SHA-256 of method, path and canonical JSON body; a key must always carry the same one.
- * - claim: the row that reserves a key before the handler runs; the primary key decides who wins.
+ * - claim: the row that reserves a key before the handler runs; an advisory lock on the key decides who
+ *   wins (the table is partitioned by expiry day, so (scope, key) can't be a unique key).
  * - lease: how long a claim's owner may stay silent (`locked_at` + lock timeout) before a retry may
  *   take the claim over; a live owner renews it.
  * - lock token: a random UUID naming the current owner; every write of the owner is conditional on it.

@@ -17,7 +17,7 @@ import { IdempotencyStore } from './idempotency.store.js';
  *
  * @example
  *   IdempotencyModule.forRoot({ ttlSeconds: 86400, lockTimeoutSeconds: 60, purgeCron: '0 *\/10 * * * *',
- *     purgeBatchSize: 1000, scopeOf: (request) => request.user.id,
+ *     scopeOf: (request) => request.user.id,
  *     waiting: { defaultSeconds: 0, maxSeconds: 10, maxWaiters: 1000 } })
  */
 @Module({})

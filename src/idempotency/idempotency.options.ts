@@ -16,10 +16,8 @@ export interface IdempotencyOptions {
   readonly ttlSeconds: number;
   /** How long a claim's owner may go without renewing before a retry may take the claim over. */
   readonly lockTimeoutSeconds: number;
-  /** When the purge job runs (cron syntax with seconds). */
+  /** When the purge job runs (cron syntax with seconds): it creates partitions ahead and drops expired ones. */
   readonly purgeCron: string;
-  /** Rows deleted per purge statement. */
-  readonly purgeBatchSize: number;
   /** Whose key this is: keys are unique per scope (typically the authenticated client). */
   readonly scopeOf: (request: FastifyRequest) => string;
   readonly waiting: WaitingOptions;

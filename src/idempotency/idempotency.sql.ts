@@ -2,7 +2,7 @@
  * Every state transition of an idempotency key, one statement each: the state machine.
  *
  *            claimKey                completeKey
- *   (none) ───────────► in_flight ───────────────► completed ──► (purged after expires_at)
+ *   (none) ───────────► in_flight ───────────────► completed ──► (expired: dropped with its day's partition)
  *                        ▲     │ releaseKey (owner), releaseAbandonedKey (operator)
  *          takeOverKey   │     ▼
  *   (stale in_flight) ───┴── released
@@ -16,6 +16,11 @@
  * READ COMMITTED a second writer of the same row waits for the first and re-checks the WHERE on the
  * committed row, so of N racing callers exactly one sees a row come back. `now()` of PostgreSQL is
  * the only clock. Parameters are always bound, with casts.
+ *
+ * The table is partitioned by expiry day (migration 1764700028500; partitions: key-partitions.sql.ts), so
+ * (scope, key) is not a unique key: a key has at most one live row (claimKey sees to it) and any number
+ * of expired ones waiting for their day's partition to be dropped. Every statement therefore states
+ * `expires_at > now()`: an expired row is never read as the key, nor written.
  */
 
 /** Columns of a key as the store reads them. */
@@ -28,15 +33,18 @@ const KEY_COLUMNS = `
  * (none or expired) → in_flight, owned by lock token $4; or, when the key is live, its row.
  * One round trip for both a first request and a replay: `live` reads the key; only if there is
  * none does the INSERT run.
- * Race: two first requests with one key. The primary key lets one insert; the other conflicts,
- * waits for the winner to commit, and since that row has not expired DO UPDATE's WHERE is false:
- * it gets no row back. An expired key counts as unused: the winner overwrites it as a new operation.
- * Result: `claimed = true` (this caller owns the key; `replacedExpired` when DO UPDATE overwrote an
- * expired row: xmax is 0 only for a fresh insert), `claimed = false` with the live row, or zero rows
- * (the key became live after this statement's snapshot was taken; read it with findKey).
- * The statement is the body of `idempotency_claim_key` (migration 1764700014000): PL/pgSQL plans it
- * once per connection, where its text would be planned on every call (0.49 against 0.21 ms of server
- * CPU per claim, 0.28 against 0.07 per replay).
+ * Race: two first requests with one key. Each first takes a transaction-scoped advisory lock on
+ * hash(scope, key); the second waits until the winner commits, then reads with a new snapshot, finds
+ * the winner's live row and inserts nothing. An expired key counts as unused: the winner inserts a new
+ * row (a new operation) and leaves the expired one to its partition's drop.
+ * Result: `claimed = true` (this caller owns the key; `replacedExpired` when an expired row of the key
+ * exists), or `claimed = false` with the live row. (Before the advisory lock a claim could also get zero
+ * rows, when the key became live after its snapshot; the store still reads the key with findKey then.)
+ * The statement is the body of `idempotency_claim_key` (migrations 1764700014000, 1764700028500):
+ * PL/pgSQL plans it once per connection, where its text would be planned on every call (0.49 against
+ * 0.21 ms of server CPU per claim, 0.28 against 0.07 per replay).
+ * A claim whose expiry day has no partition fails with SQLSTATE 23514; the store then creates the
+ * partitions and claims again (see IdempotencyStore).
  * $1 scope, $2 key, $3 lock timeout seconds, $4 lock token, $5 request hash, $6 operation id, $7 ttl seconds.
  */
 export const CLAIM_KEY = `
@@ -77,7 +85,7 @@ export const TAKE_OVER_KEY = `
  */
 export const RENEW_KEY = `
   UPDATE idempotency_keys SET locked_at = now()
-   WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight'
+   WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight' AND expires_at > now()
   RETURNING 1 AS renewed`;
 
 /**
@@ -89,15 +97,15 @@ export const RENEW_KEY = `
  *   (READ COMMITTED), matching nothing; the read after it sees the settled key (replay, takeover).
  * - mark first: the settlement's NEW row carries has_waiters = true, so the trigger queues the
  *   notification, delivered when that transaction commits, after the watch began.
- * Once set it is never cleared while the row lives (a takeover or a claim over an expired row keeps
- * it: at worst one notification nobody waits for); a new row starts without waiters.
+ * Once set it is never cleared while the row lives (a takeover keeps it: at worst one notification
+ * nobody waits for); a new row, also the one a claim inserts over an expired key, starts without waiters.
  * Zero rows: already marked (its settlement notifies), or not in flight (settled, gone): the read
  * that follows finds out which.
  * $1 scope, $2 key.
  */
 export const MARK_KEY_WAITED = `
   UPDATE idempotency_keys SET has_waiters = true
-   WHERE scope = $1::text AND key = $2::text AND status = 'in_flight' AND NOT has_waiters
+   WHERE scope = $1::text AND key = $2::text AND status = 'in_flight' AND NOT has_waiters AND expires_at > now()
   RETURNING 1 AS marked`;
 
 /** SQLSTATE that COMPLETE_KEY raises (through `idempotency_claim_lost()`, see its migration) when it matches no row. */
@@ -109,8 +117,9 @@ export const CLAIM_LOST_SQLSTATE = 'IK001';
  * Race: a stalled owner waking after a takeover cannot overwrite the new owner's answer.
  * Zero rows would leave nothing to check before the COMMIT that is pipelined behind this statement,
  * so it raises CLAIM_LOST_SQLSTATE instead: the transaction aborts and its COMMIT answers ROLLBACK.
- * The UPDATE is the body of `idempotency_complete_key` (migration 1764700014000), planned once per
- * connection like the claim's.
+ * The UPDATE is the body of `idempotency_complete_key` (migrations 1764700014000, 1764700028500), planned
+ * once per connection like the claim's. An owner whose key expired meanwhile has lost it too: a new
+ * claim may already have started another operation with the key.
  * $1 scope, $2 key, $3 lock token, $4 status code, $5 headers (json), $6 body.
  */
 export const COMPLETE_KEY = `
@@ -125,7 +134,7 @@ export const COMPLETE_KEY = `
  */
 export const RELEASE_KEY = `
   UPDATE idempotency_keys SET status = 'released', lock_token = NULL, locked_at = NULL
-   WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight'
+   WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight' AND expires_at > now()
   RETURNING 1 AS released`;
 
 /**
@@ -169,7 +178,8 @@ export const RELEASE_ABANDONED_KEY = `
   RETURNING 1 AS released`;
 
 /**
- * One key as an operator sees it, expired or not. Not a transition.
+ * One key as an operator sees it, expired or not: its live row, else its latest expired one not yet
+ * dropped. Not a transition.
  * $1 scope, $2 key, $3 lock timeout seconds.
  */
 export const DESCRIBE_KEY = `
@@ -179,7 +189,9 @@ export const DESCRIBE_KEY = `
          extract(epoch FROM now() - locked_at)::float8 AS "leaseAgeSeconds",
          (locked_at <= now() - make_interval(secs => $3::int)) AS "leaseExpired"
     FROM idempotency_keys
-   WHERE scope = $1::text AND key = $2::text`;
+   WHERE scope = $1::text AND key = $2::text
+   ORDER BY expires_at DESC
+   LIMIT 1`;
 
 /**
  * The claims of operations $1, for an operator's list. Not a transition.
@@ -191,18 +203,3 @@ export const FIND_OPERATION_CLAIMS = `
          (locked_at <= now() - make_interval(secs => $2::int)) AS "leaseExpired"
     FROM idempotency_keys
    WHERE operation_id = ANY($1::uuid[]) AND expires_at > now()`;
-
-/**
- * expired → (none), at most $1 rows. SKIP LOCKED lets replicas purge side by side without waiting
- * on each other or on a claim that is overwriting an expired row; the expires_at index bounds the scan.
- * Fewer rows than $1: nothing more is due.
- */
-export const PURGE_EXPIRED_KEYS = `
-  DELETE FROM idempotency_keys k
-   USING (SELECT scope, key FROM idempotency_keys
-           WHERE expires_at <= now()
-           ORDER BY expires_at
-           LIMIT $1::int
-           FOR UPDATE SKIP LOCKED) due
-   WHERE k.scope = due.scope AND k.key = due.key
-  RETURNING 1 AS purged`;

@@ -2,18 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { sqlStateOf } from '../database/postgres-errors.js';
+import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import {
-  CLAIM_KEY, CLAIM_LOST_SQLSTATE, COMPLETE_KEY, DESCRIBE_KEY, FIND_KEY, FIND_OPERATION_CLAIMS, MARK_KEY_WAITED, PURGE_EXPIRED_KEYS,
+  CLAIM_KEY, CLAIM_LOST_SQLSTATE, COMPLETE_KEY, DESCRIBE_KEY, FIND_KEY, FIND_OPERATION_CLAIMS, MARK_KEY_WAITED,
   RELEASE_ABANDONED_KEY, RELEASE_KEY, RENEW_KEY, TAKE_OVER_KEY, TAKE_OVER_STALE_OPERATION,
 } from './idempotency.sql.js';
 import type {
   Claim, ClaimOutcome, ClaimState, KeyDescription, KeyRequest, StaleOperationOutcome, StoredResponse,
 } from './idempotency.types.js';
 import type { KeyStatus } from './idempotency-key-record.entity.js';
+import { createKeyPartitions, type DroppedKeyPartition, dropExpiredKeyPartitions } from './key-partitions.js';
 
 interface KeyRow {
   readonly requestHash: string;
@@ -47,7 +48,7 @@ export class IdempotencyStore {
   async claimKey(request: KeyRequest): Promise<ClaimOutcome> {
     for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
       const lockToken = randomUUID();
-      const [row] = await this.run<ClaimRow>(CLAIM_KEY, [
+      const [row] = await this.runClaim([
         request.scope, request.key, this.options.lockTimeoutSeconds, lockToken, request.fingerprint, randomUUID(), this.options.ttlSeconds,
       ]);
       if (row?.claimed) {
@@ -119,10 +120,14 @@ export class IdempotencyStore {
     return new Map(rows.map((row) => [row.operationId, row]));
   }
 
-  /** Deletes one bounded batch of expired keys and says how many went. */
-  async purgeExpiredKeys(batchSize = this.options.purgeBatchSize): Promise<number> {
-    const rows = await this.run(PURGE_EXPIRED_KEYS, [batchSize]);
-    return rows.length;
+  /** Makes sure every day a key claimed now may expire on has its partition, TTL + a few days ahead. */
+  createKeyPartitions(): Promise<number> {
+    return createKeyPartitions(this.pool, this.options.ttlSeconds);
+  }
+
+  /** Drops the partitions of days wholly past: every key in them expired. */
+  dropExpiredKeyPartitions(): Promise<DroppedKeyPartition[]> {
+    return dropExpiredKeyPartitions(this.pool);
   }
 
   private async outcomeOfExisting(request: KeyRequest, row: KeyRow): Promise<ClaimOutcome> {
@@ -139,6 +144,20 @@ export class IdempotencyStore {
     ]);
     if (!taken) return { kind: 'in_flight' };
     return { kind: 'claimed', claim: { ...request, lockToken, operationId: taken.operationId, resumed: true }, origin: 'takeover' };
+  }
+
+  /**
+   * A claim whose expiry day has no partition fails with a check violation (23514); that only happens
+   * when the purge job has not run for days, and creating the partitions then is the cure.
+   */
+  private async runClaim(parameters: readonly unknown[]): Promise<ClaimRow[]> {
+    try {
+      return await this.run<ClaimRow>(CLAIM_KEY, parameters);
+    } catch (error) {
+      if (sqlStateOf(error) !== SQLSTATE.checkViolation) throw error;
+      await this.createKeyPartitions();
+      return this.run<ClaimRow>(CLAIM_KEY, parameters);
+    }
   }
 
   private run<Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]> {

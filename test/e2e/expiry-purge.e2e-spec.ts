@@ -10,7 +10,6 @@ import { startAppProcess, type AppProcess } from '../support/app-process.js';
 
 /** Key expiry and the purge job, on real PostgreSQL; expiry is reached by backdating, never by sleeping. */
 const TTL_SECONDS = 3600;
-const BATCH = 500;
 
 describe('key expiry and purge', () => {
   let url: string;
@@ -20,8 +19,8 @@ describe('key expiry and purge', () => {
 
   beforeAll(async () => {
     url = await createTestDatabase('expiry_purge');
-    app = await startAppProcess(url, { IDEMPOTENCY_TTL_SECONDS: String(TTL_SECONDS), IDEMPOTENCY_PURGE_BATCH_SIZE: String(BATCH) });
-    harness = await openStore(url, { ttlSeconds: TTL_SECONDS, purgeBatchSize: BATCH });
+    app = await startAppProcess(url, { IDEMPOTENCY_TTL_SECONDS: String(TTL_SECONDS) });
+    harness = await openStore(url, { ttlSeconds: TTL_SECONDS });
     db = await connect(url);
   });
 
@@ -73,33 +72,49 @@ describe('key expiry and purge', () => {
     expect(other.json.monto).toBe(500);
   });
 
-  it('one purge statement deletes at most one batch, oldest first, and leaves live keys alone', async () => {
-    await insertExpiredKeys(BATCH * 2 + 7, 'batch-');
+  const expiredPartitions = async (): Promise<string[]> =>
+    (await db.query(`SELECT name FROM idempotency_key_partitions() WHERE upper_bound <= now() ORDER BY name`)).rows.map((r) => r.name);
+
+  it('purgeOnce drops the partitions of days gone with their keys, and leaves live keys alone', async () => {
+    await insertExpiredKeys(1_207, 'day1-');
+    await insertExpired(db, 300, 'day2-', 'alice', 2);
+    expect(await expiredPartitions()).toHaveLength(2);
     const live = randomUUID();
     await postPago(app.baseUrl, { client: ALICE, key: live, body: nuevoPago() });
-    expect(await harness.store.purgeExpiredKeys()).toBe(BATCH);
-    expect(await countKeys('batch-')).toBe(BATCH + 7);
-    expect(await harness.purgeJob.purgeOnce()).toBe(BATCH + 7);
-    expect(await countKeys('batch-')).toBe(0);
+    expect(await harness.purgeJob.purgeOnce()).toBe(1_507);
+    expect(await countKeys('day1-')).toBe(0);
+    expect(await countKeys('day2-')).toBe(0);
+    expect(await expiredPartitions()).toEqual([]);
     expect(await keyRow(db, 'alice', live)).toBeDefined();
+    expect(await harness.purgeJob.purgeOnce()).toBe(0);
   });
 
-  it('purgeOnce clears 20,000 expired keys in bounded batches', async () => {
-    await insertExpiredKeys(20_000, 'many-');
-    const purged = await harness.purgeJob.purgeOnce();
-    expect(purged).toBe(20_000);
-    expect(await countKeys('many-')).toBe(0);
+  it('a key expired today stays, ignored on read, until its day is past and its partition dropped', async () => {
+    const key = randomUUID();
+    await postPago(app.baseUrl, { client: ALICE, key, body: nuevoPago() });
+    await expire(key);
+    await harness.purgeJob.purgeOnce();
+    expect(await countKeys(key)).toBe(1);
+    expect(await harness.store.describeKey('alice', key)).toMatchObject({ expired: true });
   });
 
-  it('the purge uses the expires_at index instead of scanning the table', async () => {
-    await insertExpiredKeys(5_000, 'plan-');
-    await db.query('ANALYZE idempotency_keys');
-    await db.query('SET enable_seqscan = off');
+  it('partitions stand ready for every day a key claimed now may expire on, plus three', async () => {
+    await harness.purgeJob.purgeOnce();
     const { rows } = await db.query(
-      `EXPLAIN SELECT scope, key FROM idempotency_keys WHERE expires_at <= now() ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED`,
+      `SELECT max(upper_bound) > now() + make_interval(secs => $1::int, days => 3) AS ready FROM idempotency_key_partitions()`,
+      [TTL_SECONDS],
     );
-    await db.query('RESET enable_seqscan');
-    expect(rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('idempotency_keys_expires_at_idx');
+    expect(rows[0].ready).toBe(true);
+  });
+
+  it('a claim whose expiry day has no partition yet creates the partitions and wins', async () => {
+    const longLived = await openStore(url, { ttlSeconds: 40 * 86_400 });
+    try {
+      const outcome = await longLived.store.claimKey({ scope: 'alice', key: randomUUID(), fingerprint: 'a'.repeat(64) });
+      expect(outcome.kind).toBe('claimed');
+    } finally {
+      await longLived.close();
+    }
   });
 
   it('the scheduled job purges expired keys on its own', async () => {

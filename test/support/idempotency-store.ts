@@ -22,7 +22,6 @@ const DEFAULTS: IdempotencyOptions = {
   ttlSeconds: CONFIG_DEFAULTS.ttlSeconds,
   lockTimeoutSeconds: CONFIG_DEFAULTS.lockTimeoutSeconds,
   purgeCron: CONFIG_DEFAULTS.purgeCron,
-  purgeBatchSize: CONFIG_DEFAULTS.purgeBatchSize,
   scopeOf: () => 'alice',
   // The store never waits; waiting needs the service's listener (see test/e2e/prefer-wait.e2e-spec.ts).
   waiting: { defaultSeconds: 0, maxSeconds: 0, maxWaiters: 0 },

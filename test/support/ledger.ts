@@ -32,18 +32,29 @@ export async function countPagos(db: pg.Client, where = 'true', params: unknown[
   return rows[0].n;
 }
 
+/** The key's live row, else its latest expired one (expired rows stay until their partition is dropped). */
 export async function keyRow(db: pg.Client, scope: string, key: string): Promise<Record<string, any> | undefined> {
-  const { rows } = await db.query('SELECT * FROM idempotency_keys WHERE scope = $1 AND key = $2', [scope, key]);
+  const { rows } = await db.query('SELECT * FROM idempotency_keys WHERE scope = $1 AND key = $2 ORDER BY expires_at DESC LIMIT 1', [scope, key]);
   return rows[0];
 }
 
-/** Completed keys that expired a day ago, named `${prefix}1…${count}`: what the purge must delete. */
-export async function insertExpiredKeys(db: pg.Client, count: number, prefix: string, scope = 'alice'): Promise<void> {
+/** Creates the partitions of the UTC days from `daysAgo` days ago to today, as the migration creates days ahead. */
+export async function createPastKeyPartitions(db: pg.Client, daysAgo: number): Promise<void> {
+  await db.query(`SELECT idempotency_create_key_partitions(now() - make_interval(days => $1::int), now())`, [daysAgo]);
+}
+
+/**
+ * Completed keys that expired a day ago, named `${prefix}1…${count}`, in yesterday's partition (created
+ * if missing): what the purge must drop.
+ */
+export async function insertExpiredKeys(db: pg.Client, count: number, prefix: string, scope = 'alice', daysAgo = 1): Promise<void> {
+  await createPastKeyPartitions(db, daysAgo);
   await db.query(
     `INSERT INTO idempotency_keys (scope, key, request_hash, status, operation_id, response_status, response_headers, response_body, created_at, expires_at)
-     SELECT $3, $2 || i, repeat('a', 64), 'completed', gen_random_uuid(), 201, '{}', '{}', now() - interval '2 days', now() - interval '1 day'
+     SELECT $3, $2 || i, repeat('a', 64), 'completed', gen_random_uuid(), 201, '{}', '{}',
+            now() - make_interval(days => $4::int + 1), now() - make_interval(days => $4::int)
        FROM generate_series(1, $1::int) AS i`,
-    [count, prefix, scope],
+    [count, prefix, scope, daysAgo],
   );
 }
 

@@ -42,7 +42,7 @@ describe('loadConfig: defaults', () => {
     expect(config.databaseUrl).toBeUndefined();
     expect(config.runMigrationsOnStart).toBe(true);
     expect(config.idempotency).toEqual({
-      ttlSeconds: 86400, lockTimeoutSeconds: 60, purgeCron: '0 */10 * * * *', purgeBatchSize: 1000,
+      ttlSeconds: 86400, lockTimeoutSeconds: 60, purgeCron: '0 */10 * * * *',
       waiting: { defaultSeconds: 0, maxSeconds: 10, maxWaiters: 1000 },
     });
     expect(config.databaseListenUrl).toBeUndefined();
@@ -78,7 +78,7 @@ describe('loadConfig: defaults', () => {
   });
 
   it('an empty-string value is treated as unset, so the default applies', () => {
-    const names = ['PORT', 'DATABASE_URL', 'DB_MIGRATIONS_RUN', 'API_TOKENS', 'IDEMPOTENCY_TTL_SECONDS', 'IDEMPOTENCY_LOCK_TIMEOUT_SECONDS', 'IDEMPOTENCY_PURGE_CRON', 'IDEMPOTENCY_PURGE_BATCH_SIZE', 'PAGOS_RECONCILE_CRON'];
+    const names = ['PORT', 'DATABASE_URL', 'DB_MIGRATIONS_RUN', 'API_TOKENS', 'IDEMPOTENCY_TTL_SECONDS', 'IDEMPOTENCY_LOCK_TIMEOUT_SECONDS', 'IDEMPOTENCY_PURGE_CRON', 'PAGOS_RECONCILE_CRON'];
     expect(loadConfig(Object.fromEntries(names.map((name) => [name, ''])))).toEqual(loadConfig({}));
   });
 
@@ -95,13 +95,12 @@ describe('loadConfig: valid values are read', () => {
       IDEMPOTENCY_TTL_SECONDS: '3600',
       IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: '30',
       IDEMPOTENCY_PURGE_CRON: '*/5 * * * *',
-      IDEMPOTENCY_PURGE_BATCH_SIZE: '50',
       API_TOKENS: `alice:${TOKEN_A},bob:${TOKEN_B}`,
     });
     expect(config.port).toBe(8080);
     expect(config.databaseUrl).toBe('postgres://app@db.internal:5432/pagos');
     expect(config.idempotency).toEqual({
-      ttlSeconds: 3600, lockTimeoutSeconds: 30, purgeCron: '*/5 * * * *', purgeBatchSize: 50, waiting: CONFIG_WAITING_DEFAULTS,
+      ttlSeconds: 3600, lockTimeoutSeconds: 30, purgeCron: '*/5 * * * *', waiting: CONFIG_WAITING_DEFAULTS,
     });
     expect(config.apiClients).toEqual([
       { clientId: 'alice', token: TOKEN_A },
@@ -138,7 +137,6 @@ describe('loadConfig: a bad value throws a one-line ConfigError naming the varia
     ['IDEMPOTENCY_PURGE_CRON', 'every 10 minutes'],
     ['IDEMPOTENCY_PURGE_CRON', '61 * * * * *'],
     ['IDEMPOTENCY_PURGE_CRON', '* * *'],
-    ['IDEMPOTENCY_PURGE_BATCH_SIZE', '0'],
     ['PAGOS_RECONCILE_CRON', 'every 30 seconds'],
     ['PAGOS_RECONCILE_CRON', '*/30 * * * * * *'],
     ['DB_MIGRATIONS_RUN', 'no'],
