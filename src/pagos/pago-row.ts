@@ -6,12 +6,7 @@ export type PagoVisible = Pick<Pago, 'id' | 'numeroOrden' | 'monto' | 'moneda' |
 
 /** A payment as the statements of `pagos.sql.ts` return it: amounts as text (bigint). */
 export type PagoRow = Omit<Pago, 'monto' | 'montoReembolsado'> & { monto: string; montoReembolsado: string };
-export type PagoVisibleRow = Omit<PagoVisible, 'monto' | 'montoReembolsado'> & { monto: string; montoReembolsado: string };
 
 export function toPago(row: PagoRow): Pago {
   return Object.assign(new Pago(), row, { monto: Number(row.monto), montoReembolsado: Number(row.montoReembolsado) });
-}
-
-export function toPagoVisible(row: PagoVisibleRow): PagoVisible {
-  return { ...row, monto: Number(row.monto), montoReembolsado: Number(row.montoReembolsado) };
 }

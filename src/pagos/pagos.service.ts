@@ -14,7 +14,7 @@ import type { CrearPagoDto } from './dto/crear-pago.dto.js';
 import { ESTADOS_EN_CURSO, Pago } from './pago.entity.js';
 import { MARCAR_PAGO_ESPERADO } from './esperas.sql.js';
 import { eventoDePago } from './pago-eventos.js';
-import { type PagoRow, type PagoVisible, type PagoVisibleRow, toPago, toPagoVisible } from './pago-row.js';
+import { type PagoRow, type PagoVisible, toPago } from './pago-row.js';
 import { rechazoDe } from './pago-answers.js';
 import { OrdenConPagoEnCursoError, OrdenYaPagadaError, PasarelaNoDisponibleError } from './pagos.errors.js';
 import {
