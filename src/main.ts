@@ -58,8 +58,10 @@ async function bootstrap(config: AppConfig): Promise<void> {
     }
     handleShutdownSignals(app, stopAll, embedded);
     await app.listen(config.port, LISTEN_HOST);
-    processor.listening(((app.getHttpServer() as Server).address() as AddressInfo).port);
-    logger.log(`pagos listening on port ${config.port} (0.0.0.0): http://localhost:${config.port}, API docs at http://localhost:${config.port}/${DOCS_PATH}`);
+    // The bound port, not the configured one: PORT=0 means any free port, and this line names it.
+    const { port } = (app.getHttpServer() as Server).address() as AddressInfo;
+    processor.listening(port);
+    logger.log(`pagos listening on port ${port} (0.0.0.0): http://localhost:${port}, API docs at http://localhost:${port}/${DOCS_PATH}`);
   } catch (error) {
     // Before the app's logger existed, the buffered lines have nowhere to go: give them one.
     Logger.overrideLogger(new PinoNestLogger(createRequestLogger(config.log).logger));

@@ -7,7 +7,9 @@ import { checkAnswersOf } from './contract.js';
 import { runNodeScript } from './node-script.js';
 
 const MAIN = path.resolve('dist/src/main.js');
-const READY_LINE = 'pagos listening on port';
+// PORT=0 and the port read back from this line: a port chosen beforehand could be taken by
+// another test's process before the service binds it (CI saw two replicas started together collide).
+const READY_LINE = /pagos listening on port (\d+) /;
 const START_TIMEOUT_MS = 30_000;
 // Tests send bursts far beyond a client's fair share: 10,000 a second is out of their reach. The
 // rate-limit test sets its own limit.
@@ -42,17 +44,16 @@ export async function startAppProcess(
   env: Record<string, string> = {},
   { asTerminalJob = false }: StartOptions = {},
 ): Promise<AppProcess> {
-  const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH, NODE_ENV: 'test', API_TOKENS: TEST_API_TOKENS, ...TEST_DEFAULTS, ...env, PORT: String(port), ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }) },
+    env: { PATH: process.env.PATH, NODE_ENV: 'test', API_TOKENS: TEST_API_TOKENS, ...TEST_DEFAULTS, ...env, PORT: '0', ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: asTerminalJob,
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  await waitFor(() => output.includes(READY_LINE), child, () => output);
-  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitFor(() => READY_LINE.test(output), child, () => output);
+  const baseUrl = `http://127.0.0.1:${READY_LINE.exec(output)![1]}`;
   // Its answers are checked against the OpenAPI document from now on (see contract.ts).
   await checkAnswersOf(baseUrl);
   return {
