@@ -27,6 +27,16 @@ export function isSuperseded(error: unknown): boolean {
   return sqlStateOf(error) === SUPERSEDED_SQLSTATE;
 }
 
+/** What `writing` resolves with or, when it was superseded (somebody else wrote first), what `current` reads now. */
+export async function unlessSuperseded<T>(writing: Promise<T>, current: () => Promise<T>): Promise<T> {
+  try {
+    return await writing;
+  } catch (error) {
+    if (!isSuperseded(error)) throw error;
+    return current();
+  }
+}
+
 const CONNECTION_EXCEPTION_CLASS = '08';
 const UNAVAILABLE_SQLSTATES = new Set<string>([
   // A write on a standby: mid-failover the stable address led to a node that is not (or no longer) the primary.

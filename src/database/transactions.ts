@@ -44,6 +44,19 @@ export class TransactionRunner {
     });
   }
 
+  /**
+   * A write that commits at once, its statement and COMMIT in one round trip (the work sends exactly
+   * one statement and waits for it). When `joining` was started with a prelude not yet sent (see
+   * {@link DeferredCommit.startWith}), the write goes in the prelude's transaction instead, behind it:
+   * prelude, write and COMMIT in one write. A prelude that refuses (raises) takes the write down with
+   * it, and this rejects with the prelude's error: the write was not made.
+   */
+  async runFirst<T>(work: TransactionWork<T>, joining: DeferredCommit | undefined): Promise<T> {
+    if (joining?.hasUnsentPrelude) return joining.commitPreludeWith(work);
+    const transaction = await OpenTransaction.begin(this.pool);
+    return transaction.end(() => transaction.commitAfter(work));
+  }
+
   /** Like `run`, unless `joining` is an open deferred commit: then the work joins its transaction. */
   async runJoinable<T>(work: TransactionWork<T>, joining: DeferredCommit | undefined): Promise<T> {
     return joining?.isOpen ? joining.join(work) : this.run(work);
@@ -71,6 +84,7 @@ export class Transactions extends TransactionRunner {
 export class DeferredCommit {
   private transaction: OpenTransaction | undefined;
   private open = true;
+  private prelude: Prelude | undefined;
 
   constructor(private readonly pool: pg.Pool) {}
 
@@ -78,7 +92,40 @@ export class DeferredCommit {
     return this.open;
   }
 
+  /** True from `startWith` until a write takes the prelude out (`runFirst`, `join`) or it is rolled back. */
+  get hasUnsentPrelude(): boolean {
+    return this.prelude?.sent === false;
+  }
+
+  /**
+   * Begins the transaction with the statements `prelude` queues without waiting (`send`, `queue`):
+   * they go out with the first write (`runFirst`), and commit or roll back with it. Returns what
+   * `prelude` returned, in an object so that a promise it returns is not awaited here (it settles
+   * only once a write sends it). {@link preludeCommitted} tells how it ended.
+   */
+  async startWith<T>(prelude: (db: Transaction) => T): Promise<{ queued: T }> {
+    this.transaction = await OpenTransaction.begin(this.pool);
+    this.prelude = new Prelude();
+    return { queued: prelude(this.transaction) };
+  }
+
+  /** True once the prelude committed; false once it was rolled back, or its transaction ended without it being sent. */
+  get preludeCommitted(): Promise<boolean> {
+    if (!this.prelude) throw new Error('preludeCommitted: the commit was not started with a prelude');
+    return this.prelude.committed;
+  }
+
+  /** `runFirst` on this commit: the prelude, `work`'s one statement and COMMIT in one round trip. */
+  async commitPreludeWith<T>(work: TransactionWork<T>): Promise<T> {
+    const transaction = this.transaction!;
+    this.transaction = undefined;
+    this.prelude!.sent = true;
+    return this.endingPrelude(transaction.end(() => transaction.commitAfter(work)));
+  }
+
   async join<T>(work: TransactionWork<T>): Promise<T> {
+    // Joined, the prelude would stay uncommitted until the end of the request: its first write commits it.
+    if (this.hasUnsentPrelude) throw new Error('a deferred commit started with a prelude takes its first write through runFirst');
     this.transaction ??= await OpenTransaction.begin(this.pool);
     try {
       return await work(this.transaction);
@@ -98,8 +145,10 @@ export class DeferredCommit {
   async commitWith<T>(last: TransactionWork<T>): Promise<T> {
     this.open = false;
     const transaction = this.transaction ?? (await OpenTransaction.begin(this.pool));
+    const withPrelude = transaction === this.transaction;
     this.transaction = undefined;
-    return transaction.end(() => transaction.commitAfter(last));
+    const committing = transaction.end(() => transaction.commitAfter(last));
+    return withPrelude ? this.endingPrelude(committing) : committing;
   }
 
   async rollback(): Promise<void> {
@@ -107,6 +156,33 @@ export class DeferredCommit {
     const transaction = this.transaction;
     this.transaction = undefined;
     await transaction?.abandon();
+    this.prelude?.end(false);
+  }
+
+  /** `committing` ends the prelude's transaction: its outcome is the prelude's. */
+  private async endingPrelude<T>(committing: Promise<T>): Promise<T> {
+    try {
+      const result = await committing;
+      this.prelude?.end(true);
+      return result;
+    } catch (error) {
+      this.prelude?.end(false);
+      throw error;
+    }
+  }
+}
+
+/** The statements a deferred commit was started with: whether a write has sent them yet, and how they ended. */
+class Prelude {
+  sent = false;
+  private readonly outcome = Promise.withResolvers<boolean>();
+
+  get committed(): Promise<boolean> {
+    return this.outcome.promise;
+  }
+
+  end(committed: boolean): void {
+    this.outcome.resolve(committed);
   }
 }
 
@@ -120,6 +196,9 @@ export class DeferredCommit {
 class OpenTransaction implements Transaction {
   private corked = true;
   private failure: unknown;
+  // How PostgreSQL answered COMMIT: with COMMIT or ROLLBACK the transaction is over, and so is the
+  // connection's usefulness after an error on it.
+  private commitAnswer: 'none' | 'answered' | 'failed' = 'none';
 
   private constructor(
     private readonly client: pg.PoolClient,
@@ -145,8 +224,12 @@ class OpenTransaction implements Transaction {
     this.issue(text, values);
   }
 
+  queue(text: string, values?: unknown[]): Promise<pg.QueryResult> {
+    return this.issue(text, values);
+  }
+
   async commit(): Promise<void> {
-    const committing = this.issue('COMMIT');
+    const committing = this.issueCommit();
     this.flush();
     await this.begun;
     this.assertCommitted(await committing);
@@ -159,11 +242,14 @@ class OpenTransaction implements Transaction {
       query: (text: string, values?: unknown[]) => {
         if (committing) throw new Error('commitWith: the last work sent a second statement after COMMIT');
         const answer = this.issue(text, values);
-        committing = this.issue('COMMIT');
+        committing = this.issueCommit();
         this.flush();
         return answer;
       },
       send: () => {
+        throw new Error('commitWith: the last work must wait for its statement');
+      },
+      queue: () => {
         throw new Error('commitWith: the last work must wait for its statement');
       },
     };
@@ -198,16 +284,29 @@ class OpenTransaction implements Transaction {
    * Rolls back and releases. A connection whose ROLLBACK failed may still be inside the transaction,
    * so it is destroyed instead of being handed to the next one; so is one that failed because its
    * server is unavailable (`cause`): after a failover it may lead to a standby that can't write.
-   * After a COMMIT that failed or was answered with ROLLBACK there is no transaction left, and
-   * ROLLBACK only warns.
+   * After a COMMIT answered with ROLLBACK there is no transaction left: the connection goes back
+   * without another round trip (a COMMIT that failed takes its connection with it).
    */
   async abandon(cause?: unknown): Promise<void> {
+    if (this.commitAnswer !== 'none') {
+      this.release(this.commitAnswer === 'failed' || isDatabaseUnavailable(cause) ? new Error('the COMMIT failed', { cause }) : undefined);
+      return;
+    }
     try {
       await this.query('ROLLBACK');
       this.release(isDatabaseUnavailable(cause) ? (cause as Error) : undefined);
     } catch (error) {
       this.release(error as Error);
     }
+  }
+
+  private issueCommit(): Promise<pg.QueryResult> {
+    const committing = this.issue('COMMIT');
+    committing.then(
+      () => (this.commitAnswer = 'answered'),
+      () => (this.commitAnswer = 'failed'),
+    );
+    return committing;
   }
 
   private issue(text: string, values?: unknown[]): Promise<pg.QueryResult> {

@@ -16,8 +16,19 @@
  * - waiter: a duplicate that found its key in flight and waits (`Prefer: wait`) for it to settle.
  */
 
-/** Route metadata set by `@Idempotent()`. */
+/** Route metadata set by `@Idempotent()`: its {@link IdempotentRouteOptions}. */
 export const IDEMPOTENT_ROUTE = 'idempotency:route';
+
+export interface IdempotentRouteOptions {
+  /**
+   * The key is claimed in the transaction of the handler's first write (`Transactions.runFirst` given
+   * the `@JoinableCommit()`), both in one round trip, and that write commits only if the claim was won.
+   * The handler therefore starts before the claim is known, and everything it does before that write
+   * is done by every duplicate and replay too, then discarded: it must do nothing else first (no
+   * other write, no call to another service), and must not swallow the error of that write.
+   */
+  readonly claimWithFirstWrite?: boolean;
+}
 export const IDEMPOTENCY_OPTIONS = Symbol('IDEMPOTENCY_OPTIONS');
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';

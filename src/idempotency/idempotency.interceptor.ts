@@ -4,13 +4,14 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { from, lastValueFrom, type Observable } from 'rxjs';
+import { randomUUID } from 'node:crypto';
 import { attachJoinableCommit } from '../database/joinable-commit.decorator.js';
 import { isSuperseded } from '../database/postgres-errors.js';
-import { Transactions } from '../database/transactions.js';
+import { type DeferredCommit, Transactions } from '../database/transactions.js';
 import { headerLines } from '../http/header-lines.js';
 import { fingerprintRequest } from './fingerprint.js';
 import {
-  IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_OPTIONS, IDEMPOTENT_REPLAYED_HEADER, IDEMPOTENT_ROUTE, REPLAYED_RESPONSE_HEADERS,
+  IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_OPTIONS, IDEMPOTENT_REPLAYED_HEADER, IDEMPOTENT_ROUTE, type IdempotentRouteOptions, REPLAYED_RESPONSE_HEADERS,
 } from './idempotency.constants.js';
 import {
   IdempotencyClaimLostError, IdempotencyKeyInFlightError, IdempotencyKeyInvalidError, IdempotencyKeyReusedError,
@@ -19,7 +20,7 @@ import { IdempotencyEvents, type IdempotencyOutcome } from './idempotency.events
 import { InFlightWaiter } from './in-flight-waiter.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import { IdempotencyStore, isClaimLost } from './idempotency.store.js';
-import type { Claim, ClaimOrigin, KeyRequest, StoredResponse } from './idempotency.types.js';
+import type { Claim, ClaimOrigin, ClaimOutcome, KeyRequest, StoredResponse } from './idempotency.types.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { attachOperationId } from './operation-id.decorator.js';
@@ -27,6 +28,12 @@ import { isTransientClientError, storedJson, storedProblem } from './stored-resp
 
 const IDEMPOTENCY_KEY_LINE = IDEMPOTENCY_KEY_HEADER.toLowerCase();
 const OUTCOME_OF_CLAIM: Record<ClaimOrigin, IdempotencyOutcome> = { new_key: 'executed', expired_key: 'expired', takeover: 'lock_recovered' };
+
+/** What a claim made with the handler's first write found, and the handler's run when that claim is ours. */
+interface FirstWriteClaim {
+  readonly outcome: ClaimOutcome;
+  readonly running?: Promise<StoredResponse>;
+}
 
 /**
  * Runs an `@Idempotent()` handler at most once per key: claims the key first, stores the answer in
@@ -49,17 +56,19 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (!this.reflector.get<boolean>(IDEMPOTENT_ROUTE, context.getHandler())) return next.handle();
+    const route = this.reflector.get<IdempotentRouteOptions | undefined>(IDEMPOTENT_ROUTE, context.getHandler());
+    if (!route) return next.handle();
     // A promise, not a subscription: the work finishes and is stored even if the client goes away.
-    return from(this.handle(context, next));
+    return from(this.handle(context, next, route));
   }
 
-  private async handle(context: ExecutionContext, next: CallHandler): Promise<unknown> {
+  private async handle(context: ExecutionContext, next: CallHandler, route: IdempotentRouteOptions): Promise<unknown> {
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const response = http.getResponse<FastifyReply>();
     const keyRequest = await this.keyRequestOf(context, request);
-    const claimed = await this.store.claimKey(keyRequest);
+    const first = route.claimWithFirstWrite ? await this.claimWithFirstWrite(keyRequest, request, response, next) : undefined;
+    const claimed = first?.outcome ?? (await this.store.claimKey(keyRequest));
     const { outcome, waitedSeconds } =
       claimed.kind === 'in_flight' ? await this.waiter.waitForSettled(keyRequest, request, response) : { outcome: claimed, waitedSeconds: undefined };
     const report = (name: IdempotencyOutcome): void => {
@@ -69,7 +78,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     switch (outcome.kind) {
       case 'claimed':
         report(OUTCOME_OF_CLAIM[outcome.origin]);
-        return this.execute(outcome.claim, request, response, next);
+        return this.execute(outcome.claim, request, response, next, first?.running);
       case 'replay':
         report(waitedSeconds === undefined ? 'replayed' : 'waited_replay');
         response.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
@@ -95,11 +104,51 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return { scope: this.options.scopeOf(request), key: parsed.key, fingerprint };
   }
 
-  private async execute(claim: Claim, request: FastifyRequest, response: FastifyReply, next: CallHandler): Promise<unknown> {
+  /**
+   * Claims the key in the transaction of the handler's first write (see IdempotentRouteOptions): the
+   * handler starts at once, and its first write goes out behind the claim and commits only with it.
+   * A claim that is ours comes back with that run. Otherwise the run is void: a live key's outcome
+   * (replay, mismatch, in flight, takeover) comes back; so does nothing, for the usual claim to
+   * decide, when the key was free but the write failed and took the claim with it, unless the run
+   * failed in a way that is never stored: then its error is the answer, and no key is left behind.
+   */
+  private async claimWithFirstWrite(keyRequest: KeyRequest, request: FastifyRequest, response: FastifyReply, next: CallHandler): Promise<FirstWriteClaim | undefined> {
+    const claim: Claim = { ...keyRequest, lockToken: randomUUID(), operationId: randomUUID(), resumed: false };
+    const commit = this.transactions.openDeferredCommit();
+    const { queued: claiming } = await commit.startWith((db) => this.store.queueClaim(db, claim));
+    attachOperationId(request, claim.operationId);
+    attachJoinableCommit(request, commit);
+    const running = this.runWithClaim(claim, commit, response, next);
+    const failure = running.then(() => undefined, (error: unknown) => ({ error }));
+    if (await commit.preludeCommitted) return { outcome: (await claiming)!, running };
+    const [outcome, failed] = await Promise.all([claiming, failure]);
+    this.clearHandlerHeaders(response);
+    const rolledBackWithTheWrite = outcome?.kind === 'claimed' && outcome.claim.lockToken === claim.lockToken;
+    if (!rolledBackWithTheWrite) return outcome && { outcome };
+    if (failed) throw failed.error;
+    return undefined;
+  }
+
+  /** The handler's run with the claim queued ahead of its first write; its answer is stored only if that claim committed. */
+  private async runWithClaim(claim: Claim, commit: DeferredCommit, response: FastifyReply, next: CallHandler): Promise<StoredResponse> {
+    try {
+      const answer = await this.runHandler(response, next);
+      // A handler that ended without writing sent no claim: nothing was claimed.
+      if (commit.hasUnsentPrelude) await commit.rollback();
+      if (await commit.preludeCommitted) await this.complete(commit, claim, answer);
+      else await commit.rollback();
+      return answer;
+    } catch (error) {
+      await commit.rollback();
+      throw error;
+    }
+  }
+
+  private async execute(claim: Claim, request: FastifyRequest, response: FastifyReply, next: CallHandler, running?: Promise<StoredResponse>): Promise<unknown> {
     attachOperationId(request, claim.operationId);
     const lease = new LeaseKeeper(this.store, claim, this.options.lockTimeoutSeconds);
     try {
-      const answer = await this.runAndComplete(claim, request, response, next).catch((error: unknown) => {
+      const answer = await (running ?? this.runAndComplete(claim, request, response, next)).catch((error: unknown) => {
         if (!isSuperseded(error)) throw error;
         // A write the handler queued found its state moved on (another process wrote first) and it all
         // rolled back: the handler runs once more, from what is there now, as any retry would.
@@ -124,15 +173,19 @@ export class IdempotencyInterceptor implements NestInterceptor {
     attachJoinableCommit(request, commit);
     try {
       const answer = await this.runHandler(response, next);
-      // The completion travels with COMMIT; a lost claim aborts it, and the handler's joined writes with it.
-      await commit.commitWith((db) => this.store.completeKey(db, claim, answer)).catch((error: unknown) => {
-        throw isClaimLost(error) ? new IdempotencyClaimLostError() : error;
-      });
+      await this.complete(commit, claim, answer);
       return answer;
     } catch (error) {
       await commit.rollback();
       throw error;
     }
+  }
+
+  /** The completion travels with COMMIT; a lost claim aborts it, and the handler's joined writes with it. */
+  private async complete(commit: DeferredCommit, claim: Claim, answer: StoredResponse): Promise<void> {
+    await commit.commitWith((db) => this.store.completeKey(db, claim, answer)).catch((error: unknown) => {
+      throw isClaimLost(error) ? new IdempotencyClaimLostError() : error;
+    });
   }
 
   private clearHandlerHeaders(response: FastifyReply): void {

@@ -3,11 +3,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
-import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
+import { pgPoolOf, type Queryable, queryRows, type Transaction } from '../database/query-rows.js';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import {
-  CLAIM_KEY, CLAIM_LOST_SQLSTATE, COMPLETE_KEY, DESCRIBE_KEY, FIND_KEY, FIND_OPERATION_CLAIMS, MARK_KEY_WAITED,
+  ASSERT_CLAIMED, CLAIM_KEY, CLAIM_LOST_SQLSTATE, COMPLETE_KEY, DESCRIBE_KEY, FIND_KEY, FIND_OPERATION_CLAIMS, MARK_KEY_WAITED,
   RELEASE_ABANDONED_KEY, RELEASE_KEY, RENEW_KEY, TAKE_OVER_KEY, TAKE_OVER_STALE_OPERATION,
 } from './idempotency.sql.js';
 import type {
@@ -59,6 +59,22 @@ export class IdempotencyStore {
       if (existing) return this.outcomeOfExisting(request, existing);
     }
     return { kind: 'in_flight' };
+  }
+
+  /**
+   * Queues the claim of `claim`'s key on `db` without waiting, and behind it ASSERT_CLAIMED: the
+   * transaction aborts unless this claim won. Resolves, once a write has sent them, with the claim
+   * (ours only if the transaction then commits), what a live key means for this request, or undefined
+   * when the claim found neither (the key changed hands meanwhile, or it could not run: claim again).
+   */
+  async queueClaim(db: Transaction, claim: Claim): Promise<ClaimOutcome | undefined> {
+    const { scope, key, fingerprint, lockToken, operationId } = claim;
+    const claiming = db.queue(CLAIM_KEY, [scope, key, this.options.lockTimeoutSeconds, lockToken, fingerprint, operationId, this.options.ttlSeconds]);
+    db.send(ASSERT_CLAIMED, [scope, key, lockToken]);
+    const [row] = await claiming.then(({ rows }) => rows as ClaimRow[], () => []);
+    if (!row) return undefined;
+    if (row.claimed) return { kind: 'claimed', claim, origin: row.replacedExpired ? 'expired_key' : 'new_key' };
+    return this.outcomeOfExisting(claim, row);
   }
 
   async renewKey(claim: Claim): Promise<boolean> {

@@ -1,12 +1,13 @@
 import { applyDecorators, SetMetadata, UseInterceptors } from '@nestjs/common';
-import { IDEMPOTENT_ROUTE } from './idempotency.constants.js';
+import { IDEMPOTENT_ROUTE, type IdempotentRouteOptions } from './idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { ApiIdempotent } from './idempotency.openapi.js';
 
 /**
  * Makes a write route idempotent: it then requires an `Idempotency-Key` header, runs its handler at
  * most once per key (and scope), and answers every retry with the first response. It also documents
- * all of that in OpenAPI; put it above the route's own response decorators.
+ * all of that in OpenAPI; put it above the route's own response decorators. With
+ * `claimWithFirstWrite` the claim costs no round trip of its own (see {@link IdempotentRouteOptions}).
  *
  * @example
  *   @Post()
@@ -14,6 +15,6 @@ import { ApiIdempotent } from './idempotency.openapi.js';
  *   @ApiCreatedResponse({ type: ThingResponse })
  *   create(@Body() dto: CreateThingDto) { ... }
  */
-export function Idempotent(): MethodDecorator {
-  return applyDecorators(SetMetadata(IDEMPOTENT_ROUTE, true), UseInterceptors(IdempotencyInterceptor), ApiIdempotent());
+export function Idempotent(route: IdempotentRouteOptions = {}): MethodDecorator {
+  return applyDecorators(SetMetadata(IDEMPOTENT_ROUTE, route), UseInterceptors(IdempotencyInterceptor), ApiIdempotent());
 }

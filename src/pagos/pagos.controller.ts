@@ -28,7 +28,7 @@ export class PagosController {
 
   @Post()
   @RateLimited()
-  @Idempotent()
+  @Idempotent({ claimWithFirstWrite: true })
   @HttpCode(HttpStatus.CREATED)
   @ApiCrearPago()
   async crear(

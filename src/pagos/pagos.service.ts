@@ -5,7 +5,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import { DataSource, Repository } from 'typeorm';
 import type { AppConfigService } from '../config/app-config.js';
-import { isSuperseded, SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
+import { SQLSTATE, sqlStateOf, unlessSuperseded } from '../database/postgres-errors.js';
 import { pgPoolOf, type Transaction, queryRows } from '../database/query-rows.js';
 import { type DeferredCommit, Transactions } from '../database/transactions.js';
 import { Outbox } from '../eventos/outbox.js';
@@ -62,7 +62,7 @@ export class PagosService {
    */
   async crear(command: CrearPagoCommand, commit?: DeferredCommit): Promise<PagoVisible> {
     const operationId = command.operationId ?? randomUUID();
-    const inicio = await this.iniciar(command, operationId);
+    const inicio = await this.iniciar(command, operationId, commit);
     if ('asentado' in inicio) return this.resultado(inicio.asentado);
     const pago = inicio.enCurso;
     const cobro = await this.cobros.cobrar(pago, command.token).catch(async (error: unknown) => {
@@ -72,11 +72,11 @@ export class PagosService {
     // Settled by another attempt: its outcome is the answer (and a stalled owner's completion fails its fence: 409).
     if (!cobro) return this.resultado(await this.porOperacion(operationId));
     if (cobro.estado === 'FALLIDO') return this.fallar(command.clientId, pago);
-    const cerrado = await this.transactions.runJoinable(async (db) => this.cerrar(db, command.clientId, pago, cobro), commit).catch(async (error: unknown) => {
-      // Settled by a webhook or another attempt meanwhile (a joined commit finds out at COMMIT instead: see IdempotencyInterceptor).
-      if (!isSuperseded(error)) throw error;
-      return this.porOperacion(operationId);
-    });
+    // Settled by a webhook or another attempt meanwhile: that outcome stands (a joined commit finds out at COMMIT instead: see IdempotencyInterceptor).
+    const cerrado = await unlessSuperseded<PagoVisible>(
+      this.transactions.runJoinable(async (db) => this.cerrar(db, command.clientId, pago, cobro), commit),
+      () => this.porOperacion(operationId),
+    );
     return this.resultado(cerrado, cobro.estado === 'RECHAZADO' ? cobro.razon : undefined);
   }
 
@@ -103,10 +103,18 @@ export class PagosService {
     return rows.map(toPago);
   }
 
-  private async iniciar(command: CrearPagoCommand, operationId: string): Promise<Inicio> {
+  /**
+   * Starts the payment, or finds where the operation stands. The first write of the route (see
+   * `claimWithFirstWrite` on PagosController): it commits at once, with the key's claim when `commit`
+   * carries one, and nothing is done before it.
+   */
+  private async iniciar(command: CrearPagoCommand, operationId: string, commit: DeferredCommit | undefined): Promise<Inicio> {
     const params = [randomUUID(), command.clientId, operationId, command.numeroOrden, command.monto, command.moneda];
     try {
-      const [started] = await queryRows<{ id: string; monto: string; moneda: string; nuevo: boolean; creadoEn: Date }>(this.pool, INICIAR_PAGO, params);
+      const [started] = await this.transactions.runFirst(
+        (db) => queryRows<{ id: string; monto: string; moneda: string; nuevo: boolean; creadoEn: Date }>(db, INICIAR_PAGO, params),
+        commit,
+      );
       if (started?.nuevo) {
         const { id, moneda, creadoEn } = started;
         return { enCurso: { id, operationId, numeroOrden: command.numeroOrden, creadoEn, monto: Number(started.monto), moneda, intentId: null, intento: 1 } };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { isSuperseded, SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
+import { SQLSTATE, sqlStateOf, unlessSuperseded } from '../database/postgres-errors.js';
 import { pgPoolOf, type Transaction, queryRows } from '../database/query-rows.js';
 import { type DeferredCommit, Transactions } from '../database/transactions.js';
 import { Outbox } from '../eventos/outbox.js';
@@ -59,11 +59,11 @@ export class ReembolsosService {
     if (reembolso.estado !== 'PENDIENTE') return reembolso;
     const refund = await this.reembolsar(reembolso, !nuevo);
     // Joins `commit` when given: the idempotency layer stores its answer in this same transaction.
-    const registrado = await this.transactions.runJoinable(async (db) => this.registrar(db, reembolso, refund), commit).catch(async (error: unknown) => {
-      // Decided by a webhook or the reconciler meanwhile (a joined commit finds out at COMMIT instead: see IdempotencyInterceptor).
-      if (!isSuperseded(error)) throw error;
-      return (await this.porOperacion(reembolso.operationId))!;
-    });
+    // Decided by a webhook or the reconciler meanwhile: that decision stands (a joined commit finds out at COMMIT instead: see IdempotencyInterceptor).
+    const registrado = await unlessSuperseded(
+      this.transactions.runJoinable(async (db) => this.registrar(db, reembolso, refund), commit),
+      async () => (await this.porOperacion(reembolso.operationId))!,
+    );
     if (registrado.estado === 'APROBADO') this.events.refund('approved');
     if (registrado.estado === 'PENDIENTE') this.events.refund('pending');
     // The processor failed it after accepting it, and its webhook was written first: as a refusal.

@@ -83,12 +83,17 @@ describe('concurrent duplicates of one payment', () => {
 
   it('different keys for one order racing: one payment is approved, the others are told the order is taken', async () => {
     const body = nuevoPago();
-    const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => postPago(replicas[i % 2]!.baseUrl, { client: ALICE, key: randomUUID(), body })),
-    );
+    const keys = Array.from({ length: 10 }, () => randomUUID());
+    const results = await Promise.all(keys.map((key, i) => postPago(replicas[i % 2]!.baseUrl, { client: ALICE, key, body })));
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(9);
     expect(await countCharges(db, 'amount = $1 AND operation_key IN (SELECT \'pagos-\' || operation_id FROM pagos WHERE numero_orden = $2)', [body.monto, body.numeroOrden])).toBe(1);
+    // "In progress" is transient (Retry-After) and leaves no key behind; "already paid" is the key's answer for good.
+    for (const [i, result] of results.entries()) {
+      if (result.status !== 409) continue;
+      const { rows } = await db.query(`SELECT status, response_status FROM idempotency_keys WHERE key = $1`, [keys[i]]);
+      expect(rows).toEqual(result.headers.get('retry-after') === null ? [{ status: 'completed', response_status: 409 }] : []);
+    }
   });
 });
 

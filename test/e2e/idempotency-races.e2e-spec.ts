@@ -166,6 +166,65 @@ describe('idempotency statements under races', () => {
     expect(await written(markers[outcomes.indexOf('committed')]!)).toBe(1);
   });
 
+  /**
+   * As the interceptor does it for `claimWithFirstWrite`: the claim queued, then the handler's first
+   * write (a row named `marker`) with COMMIT behind it, all in one round trip.
+   */
+  const claimWithWrite = async (request: KeyRequest, marker: string) => {
+    const { transactions } = harness;
+    const claim: Claim = { ...request, lockToken: randomUUID(), operationId: randomUUID(), resumed: false };
+    const commit = transactions.openDeferredCommit();
+    const { queued } = await commit.startWith((tx) => store.queueClaim(tx, claim));
+    const wrote = await transactions.runFirst((tx) => tx.query(`INSERT INTO test_business_writes (marker) VALUES ($1)`, [marker]), commit).then(
+      () => true,
+      () => false,
+    );
+    return { outcome: await queued, wrote, committed: await commit.preludeCommitted };
+  };
+
+  it('a claim sent with the first write: of 20 first requests with one key exactly one claims it and writes; the others see it in flight and write nothing', async () => {
+    const request = newRequest();
+    const markers = Array.from({ length: RACERS }, (_, i) => `first-write-${i}-${request.key}`);
+    const results = await Promise.all(markers.map((marker) => claimWithWrite(request, marker)));
+    const won = results.filter((result) => result.committed);
+    expect(won).toHaveLength(1);
+    expect(won[0]).toMatchObject({ wrote: true, outcome: { kind: 'claimed', origin: 'new_key' } });
+    expect(results.filter((result) => !result.committed).map((result) => [result.wrote, result.outcome?.kind])).toEqual(
+      Array.from({ length: RACERS - 1 }, () => [false, 'in_flight']),
+    );
+    expect(await countWrites('marker = ANY($1)', [markers])).toBe(1);
+    expect(await keyRow(db, request.scope, request.key)).toMatchObject({ status: 'in_flight', lock_token: (won[0]!.outcome as { claim: Claim }).claim.lockToken });
+  });
+
+  it('a claim sent with the first write on a completed key: the outcome is the replay and the write is not made', async () => {
+    const request = newRequest();
+    await complete(await claimOf(request), '{"first":true}');
+    const result = await claimWithWrite(request, `replayed-${request.key}`);
+    expect(result).toEqual({ outcome: { kind: 'replay', response: { status: 201, headers: {}, body: '{"first":true}' } }, wrote: false, committed: false });
+    expect(await written(`replayed-${request.key}`)).toBe(0);
+  });
+
+  it('a claim sent with a first write that fails: the claim rolls back with it and leaves no key', async () => {
+    const request = newRequest();
+    const commit = harness.transactions.openDeferredCommit();
+    const claim: Claim = { ...request, lockToken: randomUUID(), operationId: randomUUID(), resumed: false };
+    const { queued } = await commit.startWith((tx) => store.queueClaim(tx, claim));
+    await expect(harness.transactions.runFirst((tx) => tx.query(`SELECT 1 / 0`), commit)).rejects.toThrow(/division by zero/);
+    expect(await queued).toMatchObject({ kind: 'claimed' });
+    expect(await commit.preludeCommitted).toBe(false);
+    expect(await keyRow(db, request.scope, request.key)).toBeUndefined();
+  });
+
+  it('a claim sent with the first write over an expired key: of 20 racers exactly one starts a new operation and writes', async () => {
+    const request = newRequest();
+    await complete(await claimOf(request), '{"old":true}');
+    await db.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = $1`, [request.key]);
+    const markers = Array.from({ length: RACERS }, (_, i) => `over-expired-${i}-${request.key}`);
+    const results = await Promise.all(markers.map((marker) => claimWithWrite(request, marker)));
+    expect(results.filter((result) => result.committed).map((result) => result.outcome)).toEqual([expect.objectContaining({ kind: 'claimed', origin: 'expired_key' })]);
+    expect(await countWrites('marker = ANY($1)', [markers])).toBe(1);
+  });
+
   it('purgeExpiredKeys: two replicas purging side by side delete every expired key exactly once and no live one', async () => {
     await db.query(`DELETE FROM idempotency_keys`);
     const expired = 5_000;

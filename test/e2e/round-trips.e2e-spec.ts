@@ -61,9 +61,8 @@ describe('round trips to PostgreSQL per request (real app, real connection)', ()
     return samples.sort((a, b) => a - b)[Math.floor(SAMPLES / 2)]!;
   }
 
-  // Issue 29 asks for 3: the claim and the payment's start in one round trip is still to do.
-  it('a first payment costs at most 4: the claim, the start, the intent recorded, settled with its event and answer', async () => {
-    expect(await medianRoundTrips(() => pay())).toBeLessThanOrEqual(4);
+  it('a first payment costs at most 3: the claim with the start, the intent recorded, settled with its event and answer', async () => {
+    expect(await medianRoundTrips(() => pay())).toBeLessThanOrEqual(3);
   });
 
   it('a refund costs at most 3: the claim, the reservation, settled with its event and answer', async () => {

@@ -146,6 +146,35 @@ describe('Transactions', () => {
     expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
   });
 
+  it('a prelude goes out with the first write: prelude, write and COMMIT in one write, committed together', async () => {
+    await dataSource.query('TRUNCATE written');
+    const commit = transactions.openDeferredCommit();
+    const writes = await socketWritesDuring(async () => {
+      const { queued } = await commit.startWith((db) => db.queue('INSERT INTO written VALUES ($1) RETURNING n', [1]));
+      await transactions.runFirst((db) => db.query('INSERT INTO written VALUES ($1)', [2]), commit);
+      expect((await queued).rows).toEqual([{ n: 1 }]);
+    });
+    expect(writes).toBe(1);
+    expect(await commit.preludeCommitted).toBe(true);
+    // The deferred commit stays open for the request's later writes, in a transaction of their own.
+    await commit.commitWith((db) => db.query('INSERT INTO written VALUES ($1)', [3]));
+    expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+  });
+
+  it('a prelude that raises takes the first write down with it; one never sent is rolled back; a join cannot carry it', async () => {
+    await dataSource.query('TRUNCATE written');
+    const refused = transactions.openDeferredCommit();
+    await refused.startWith((db) => db.send('SELECT 1 / 0'));
+    await expect(transactions.runFirst((db) => db.query('INSERT INTO written VALUES (1)'), refused)).rejects.toThrow(/division by zero/);
+    expect(await refused.preludeCommitted).toBe(false);
+    const unsent = transactions.openDeferredCommit();
+    await unsent.startWith((db) => db.send('INSERT INTO written VALUES (2)'));
+    await expect(transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (3)'), unsent)).rejects.toThrow(/runFirst/);
+    await unsent.rollback();
+    expect(await unsent.preludeCommitted).toBe(false);
+    expect(await dataSource.query('SELECT n FROM written')).toEqual([]);
+  });
+
   it('a sent statement that fails rolls back the transaction, and its commit rejects with that error', async () => {
     await dataSource.query('TRUNCATE written');
     const work = transactions.run(async (db) => {
