@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
 import type { PaymentGateway } from '../src/gateway/payment-gateway.js';
-import { CLAIM_KEY, COMPLETE_KEY } from '../src/idempotency/idempotency.sql.js';
+import { ASSERT_CLAIMED, CLAIM_KEY, COMPLETE_KEY } from '../src/idempotency/idempotency.sql.js';
 import { processorKeyOf } from '../src/pagos/pago.entity.js';
 import { ASENTAR_PAGO, INICIAR_PAGO, REGISTRAR_INTENT } from '../src/pagos/pagos.sql.js';
 
@@ -18,7 +18,11 @@ const REQUEST_HASH = 'f'.repeat(64);
 // A new payment's first attempt, whose keys at the processor the route's first attempt uses too.
 const INTENTO = 1;
 
-type Completion = (client: pg.PoolClient, answer: unknown) => Promise<unknown>;
+/** The key a payment of `/floor/pagos-idempotentes` claims with its start and completes with its settlement. */
+interface FloorClaim {
+  readonly key: string;
+  readonly lockToken: string;
+}
 
 interface FloorBody {
   readonly numeroOrden: string;
@@ -32,10 +36,10 @@ interface FloorBody {
  * recorded and confirmed through the service's own Stripe adapter, under the same keys and metadata;
  * the final state in a transaction whose BEGIN is pipelined with it) in a plain Nest route with none
  * of the service's guards, interceptors, pipes or hooks, on a raw node-postgres pool in pipeline mode,
- * on the same HTTP adapter (Fastify) as the service. `/floor/pagos-idempotentes` adds the two
- * statements exactly-once needs, as a first execution sends them (the claim on its own; the
- * completion pipelined with COMMIT), and nothing else: what those statements cost, without the
- * layer that decides on them.
+ * on the same HTTP adapter (Fastify) as the service. `/floor/pagos-idempotentes` adds the
+ * statements exactly-once needs, as a first execution sends them (the claim and its guard in the
+ * transaction of the payment's start; the completion pipelined with COMMIT), and nothing else: what
+ * those statements cost, without the layer that decides on them.
  */
 @Controller('floor')
 class FloorController {
@@ -53,22 +57,37 @@ class FloorController {
   @Post('pagos-idempotentes')
   @HttpCode(HttpStatus.CREATED)
   async crearIdempotente(@Body() body: FloorBody, @Headers('idempotency-key') key: string): Promise<unknown> {
-    const lockToken = randomUUID();
-    const { rows: [claim] } = await this.pool.query(CLAIM_KEY, ['floor', key, 30, lockToken, REQUEST_HASH, randomUUID(), 86_400]);
-    return this.pay(body, claim.operationId, (client, answer) =>
-      client.query(COMPLETE_KEY, ['floor', key, lockToken, 201, '{}', JSON.stringify(answer)]));
+    return this.pay(body, randomUUID(), { key, lockToken: randomUUID() });
   }
 
-  private async pay(body: FloorBody, operationId: string, complete: Completion | undefined): Promise<unknown> {
-    const { rows: [pago] } = await this.pool.query(INICIAR_PAGO, [randomUUID(), 'floor', operationId, body.numeroOrden, body.monto, body.moneda]);
+  private async pay(body: FloorBody, operationId: string, claim: FloorClaim | undefined): Promise<unknown> {
+    const pago = await this.start(body, operationId, claim);
     const intentId = await this.charge(pago.id, operationId, body);
     const client = await this.pool.connect();
     try {
       const answer = { id: pago.id, numeroOrden: body.numeroOrden, monto: Number(pago.monto), moneda: pago.moneda, estado: 'APROBADO', creadoEn: pago.creadoEn };
       // All go out before any answers; a settlement or completion that fails makes PostgreSQL answer COMMIT with ROLLBACK.
       const settling = [client.query(BEGIN), client.query(ASENTAR_PAGO, [pago.id, 'APROBADO', intentId, null, null, null])];
-      await Promise.all([...settling, complete?.(client, answer), client.query('COMMIT')]);
+      const completing = claim && client.query(COMPLETE_KEY, ['floor', claim.key, claim.lockToken, 201, '{}', JSON.stringify(answer)]);
+      await Promise.all([...settling, completing, client.query('COMMIT')]);
       return answer;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The PENDIENTE row: on its own, or behind the key's claim and its guard, all in one transaction. */
+  private async start(body: FloorBody, operationId: string, claim: FloorClaim | undefined) {
+    const params = [randomUUID(), 'floor', operationId, body.numeroOrden, body.monto, body.moneda];
+    if (!claim) return (await this.pool.query(INICIAR_PAGO, params)).rows[0];
+    const client = await this.pool.connect();
+    try {
+      const claiming = [client.query(BEGIN), client.query(CLAIM_KEY, ['floor', claim.key, 30, claim.lockToken, REQUEST_HASH, operationId, 86_400])];
+      const [, , , started] = await Promise.all([...claiming, client.query(ASSERT_CLAIMED, ['floor', claim.key, claim.lockToken]), client.query(INICIAR_PAGO, params), client.query('COMMIT')]);
+      return started!.rows[0];
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
