@@ -4,7 +4,8 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
 import type { PaymentGateway } from '../src/gateway/payment-gateway.js';
-import { ASSERT_CLAIMED, CLAIM_KEY, COMPLETE_KEY } from '../src/idempotency/idempotency.sql.js';
+import { gatedStatement, splitGated } from '../src/database/gated-write.js';
+import { CLAIM_KEY, COMPLETE_KEY } from '../src/idempotency/idempotency.sql.js';
 import { processorKeyOf } from '../src/pagos/pago.entity.js';
 import { ASENTAR_PAGO, INICIAR_PAGO, REGISTRAR_INTENT } from '../src/pagos/pagos.sql.js';
 
@@ -79,15 +80,16 @@ class FloorController {
     }
   }
 
-  /** The PENDIENTE row: on its own, or behind the key's claim and its guard, all in one transaction. */
+  /** The PENDIENTE row: on its own, or in one statement with the key's claim that gates it, and COMMIT. */
   private async start(body: FloorBody, operationId: string, claim: FloorClaim | undefined) {
     const params = [randomUUID(), 'floor', operationId, body.numeroOrden, body.monto, body.moneda];
     if (!claim) return (await this.pool.query(INICIAR_PAGO, params)).rows[0];
     const client = await this.pool.connect();
     try {
-      const claiming = [client.query(BEGIN), client.query(CLAIM_KEY, ['floor', claim.key, 30, claim.lockToken, REQUEST_HASH, operationId, 86_400])];
-      const [, , , started] = await Promise.all([...claiming, client.query(ASSERT_CLAIMED, ['floor', claim.key, claim.lockToken]), client.query(INICIAR_PAGO, params), client.query('COMMIT')]);
-      return started!.rows[0];
+      const gate = { text: CLAIM_KEY, values: ['floor', claim.key, 30, claim.lockToken, REQUEST_HASH, operationId, 86_400], opensOn: 'claimed' };
+      const gated = gatedStatement(gate, INICIAR_PAGO, params);
+      const [, started] = await Promise.all([client.query(BEGIN), client.query(gated.text, gated.values), client.query('COMMIT')]);
+      return splitGated(gate, started).written!.rows[0];
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;

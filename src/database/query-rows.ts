@@ -14,13 +14,10 @@ export interface Queryable {
 /**
  * An open transaction's connection. `send` queues a statement nobody waits for: it goes out in one
  * write with the next statement someone awaits, or with COMMIT, and should it fail, PostgreSQL
- * refuses the rest of the transaction and its COMMIT rejects with that statement's error. `queue`
- * does the same and returns the answer, which arrives only once something after it has gone out:
- * awaiting it first would wait for ever.
+ * refuses the rest of the transaction and its COMMIT rejects with that statement's error.
  */
 export interface Transaction extends Queryable {
   send(text: string, values?: unknown[]): void;
-  queue(text: string, values?: unknown[]): Promise<pg.QueryResult>;
 }
 
 /** Runs one parameterised statement and returns its rows (RETURNING, or a SELECT's). */

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
+import { type Gate, type GateRow, PendingGate } from './gated-write.js';
 import { isDatabaseUnavailable } from './postgres-errors.js';
 import { pgPoolOf, type Transaction } from './query-rows.js';
 
@@ -46,13 +47,13 @@ export class TransactionRunner {
 
   /**
    * A write that commits at once, its statement and COMMIT in one round trip (the work sends exactly
-   * one statement and waits for it). When `joining` was started with a prelude not yet sent (see
-   * {@link DeferredCommit.startWith}), the write goes in the prelude's transaction instead, behind it:
-   * prelude, write and COMMIT in one write. A prelude that refuses (raises) takes the write down with
-   * it, and this rejects with the prelude's error: the write was not made.
+   * one statement and waits for it). When `joining` was started with a gate not yet sent (see
+   * {@link DeferredCommit.startWith}), the write goes in the gate's transaction instead, as one
+   * statement with it, and COMMIT behind: one write. A closed gate rejects this with
+   * `GateClosedError`: the write was not made.
    */
   async runFirst<T>(work: TransactionWork<T>, joining: DeferredCommit | undefined): Promise<T> {
-    if (joining?.hasUnsentPrelude) return joining.commitPreludeWith(work);
+    if (joining?.hasUnsentGate) return joining.commitGatedWith(work);
     const transaction = await OpenTransaction.begin(this.pool);
     return transaction.end(() => transaction.commitAfter(work));
   }
@@ -84,7 +85,7 @@ export class Transactions extends TransactionRunner {
 export class DeferredCommit {
   private transaction: OpenTransaction | undefined;
   private open = true;
-  private prelude: Prelude | undefined;
+  private gate: PendingGate | undefined;
 
   constructor(private readonly pool: pg.Pool) {}
 
@@ -92,40 +93,39 @@ export class DeferredCommit {
     return this.open;
   }
 
-  /** True from `startWith` until a write takes the prelude out (`runFirst`, `join`) or it is rolled back. */
-  get hasUnsentPrelude(): boolean {
-    return this.prelude?.sent === false;
+  /** True from `startWith` until a write takes the gate out (`runFirst`) or it is rolled back. */
+  get hasUnsentGate(): boolean {
+    return this.gate?.sent === false;
   }
 
   /**
-   * Begins the transaction with the statements `prelude` queues without waiting (`send`, `queue`):
-   * they go out with the first write (`runFirst`), and commit or roll back with it. Returns what
-   * `prelude` returned, in an object so that a promise it returns is not awaited here (it settles
-   * only once a write sends it). {@link preludeCommitted} tells how it ended.
+   * Begins the transaction with `gate`, which goes out with the first write (`runFirst`), as one
+   * statement with it, and commits or rolls back with it. Returns the gate's row once a write has
+   * sent it (undefined if that statement failed, or if none did); {@link gatePassed} tells how it ended.
    */
-  async startWith<T>(prelude: (db: Transaction) => T): Promise<{ queued: T }> {
+  async startWith(gate: Gate): Promise<{ gateRow: Promise<GateRow | undefined> }> {
     this.transaction = await OpenTransaction.begin(this.pool);
-    this.prelude = new Prelude();
-    return { queued: prelude(this.transaction) };
+    this.gate = new PendingGate(gate);
+    return { gateRow: this.gate.answered };
   }
 
-  /** True once the prelude committed; false once it was rolled back, or its transaction ended without it being sent. */
-  get preludeCommitted(): Promise<boolean> {
-    if (!this.prelude) throw new Error('preludeCommitted: the commit was not started with a prelude');
-    return this.prelude.committed;
+  /** True once the gate was open and its write committed; false otherwise, once that is known. */
+  get gatePassed(): Promise<boolean> {
+    if (!this.gate) throw new Error('gatePassed: the commit was not started with a gate');
+    return this.gate.passed;
   }
 
-  /** `runFirst` on this commit: the prelude, `work`'s one statement and COMMIT in one round trip. */
-  async commitPreludeWith<T>(work: TransactionWork<T>): Promise<T> {
+  /** `runFirst` on this commit: the gate with `work`'s one statement, and COMMIT, in one round trip. */
+  async commitGatedWith<T>(work: TransactionWork<T>): Promise<T> {
     const transaction = this.transaction!;
+    const gate = this.gate!;
     this.transaction = undefined;
-    this.prelude!.sent = true;
-    return this.endingPrelude(transaction.end(() => transaction.commitAfter(work)));
+    return this.endingGate(transaction.end(() => transaction.commitAfter(work, gate)));
   }
 
   async join<T>(work: TransactionWork<T>): Promise<T> {
-    // Joined, the prelude would stay uncommitted until the end of the request: its first write commits it.
-    if (this.hasUnsentPrelude) throw new Error('a deferred commit started with a prelude takes its first write through runFirst');
+    // Joined, the gate's write would stay uncommitted until the end of the request: runFirst commits it.
+    if (this.hasUnsentGate) throw new Error('a deferred commit started with a gate takes its first write through runFirst');
     this.transaction ??= await OpenTransaction.begin(this.pool);
     try {
       return await work(this.transaction);
@@ -143,12 +143,11 @@ export class DeferredCommit {
    * or {@link TransactionRolledBackError}, whenever the COMMIT did not commit.
    */
   async commitWith<T>(last: TransactionWork<T>): Promise<T> {
+    if (this.hasUnsentGate) throw new Error('a deferred commit started with a gate takes its first write through runFirst');
     this.open = false;
     const transaction = this.transaction ?? (await OpenTransaction.begin(this.pool));
-    const withPrelude = transaction === this.transaction;
     this.transaction = undefined;
-    const committing = transaction.end(() => transaction.commitAfter(last));
-    return withPrelude ? this.endingPrelude(committing) : committing;
+    return transaction.end(() => transaction.commitAfter(last));
   }
 
   async rollback(): Promise<void> {
@@ -156,33 +155,19 @@ export class DeferredCommit {
     const transaction = this.transaction;
     this.transaction = undefined;
     await transaction?.abandon();
-    this.prelude?.end(false);
+    this.gate?.end(false);
   }
 
-  /** `committing` ends the prelude's transaction: its outcome is the prelude's. */
-  private async endingPrelude<T>(committing: Promise<T>): Promise<T> {
+  /** `committing` ends the gate's transaction: the gate passed if it committed. */
+  private async endingGate<T>(committing: Promise<T>): Promise<T> {
     try {
       const result = await committing;
-      this.prelude?.end(true);
+      this.gate?.end(true);
       return result;
     } catch (error) {
-      this.prelude?.end(false);
+      this.gate?.end(false);
       throw error;
     }
-  }
-}
-
-/** The statements a deferred commit was started with: whether a write has sent them yet, and how they ended. */
-class Prelude {
-  sent = false;
-  private readonly outcome = Promise.withResolvers<boolean>();
-
-  get committed(): Promise<boolean> {
-    return this.outcome.promise;
-  }
-
-  end(committed: boolean): void {
-    this.outcome.resolve(committed);
   }
 }
 
@@ -224,10 +209,6 @@ class OpenTransaction implements Transaction {
     this.issue(text, values);
   }
 
-  queue(text: string, values?: unknown[]): Promise<pg.QueryResult> {
-    return this.issue(text, values);
-  }
-
   async commit(): Promise<void> {
     const committing = this.issueCommit();
     this.flush();
@@ -235,21 +216,18 @@ class OpenTransaction implements Transaction {
     this.assertCommitted(await committing);
   }
 
-  /** Runs `last`, whose one statement is followed by COMMIT in the same round trip. */
-  async commitAfter<T>(last: TransactionWork<T>): Promise<T> {
+  /** Runs `last`, whose one statement (behind `gate`, if given) is followed by COMMIT in the same round trip. */
+  async commitAfter<T>(last: TransactionWork<T>, gate?: PendingGate): Promise<T> {
     let committing: Promise<pg.QueryResult> | undefined;
     const once: Transaction = {
       query: (text: string, values?: unknown[]) => {
         if (committing) throw new Error('commitWith: the last work sent a second statement after COMMIT');
-        const answer = this.issue(text, values);
+        const answer = gate ? gate.send((gated, gatedValues) => this.issue(gated, gatedValues), text, values) : this.issue(text, values);
         committing = this.issueCommit();
         this.flush();
         return answer;
       },
       send: () => {
-        throw new Error('commitWith: the last work must wait for its statement');
-      },
-      queue: () => {
         throw new Error('commitWith: the last work must wait for its statement');
       },
     };

@@ -21,11 +21,12 @@ export const IDEMPOTENT_ROUTE = 'idempotency:route';
 
 export interface IdempotentRouteOptions {
   /**
-   * The key is claimed in the transaction of the handler's first write (`Transactions.runFirst` given
-   * the `@JoinableCommit()`), both in one round trip, and that write commits only if the claim was won.
-   * The handler therefore starts before the claim is known, and everything it does before that write
-   * is done by every duplicate and replay too, then discarded: it must do nothing else first (no
-   * other write, no call to another service), and must not swallow the error of that write.
+   * The key is claimed in one statement with the handler's first write (`Transactions.runFirst` given
+   * the `@JoinableCommit()`), which PostgreSQL runs only if the claim wins: one round trip for both.
+   * That write must be a `SELECT` of a function (see `gatedStatement`). The handler starts before the
+   * claim is known, and everything it does before that write is done by every duplicate and replay
+   * too, then discarded: it must do nothing else first (no other write, no call to another service),
+   * and must not swallow the error of that write (a `GateClosedError` when the claim was lost).
    */
   readonly claimWithFirstWrite?: boolean;
 }

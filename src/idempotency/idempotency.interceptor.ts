@@ -105,37 +105,38 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   /**
-   * Claims the key in the transaction of the handler's first write (see IdempotentRouteOptions): the
-   * handler starts at once, and its first write goes out behind the claim and commits only with it.
-   * A claim that is ours comes back with that run. Otherwise the run is void: a live key's outcome
-   * (replay, mismatch, in flight, takeover) comes back; so does nothing, for the usual claim to
-   * decide, when the key was free but the write failed and took the claim with it, unless the run
-   * failed in a way that is never stored: then its error is the answer, and no key is left behind.
+   * Claims the key with the handler's first write (see IdempotentRouteOptions): the handler starts at
+   * once, and its first write goes out as one statement with the claim, which runs it only if the
+   * claim wins. A claim that is ours comes back with that run. Otherwise the run is void: a live
+   * key's outcome (replay, mismatch, in flight, takeover) comes back, its write never made. When the
+   * key was free but the write failed, the claim went with it: the error is the answer, and no key is
+   * left behind. When the handler sent nothing, nothing comes back, for the usual claim to decide.
    */
   private async claimWithFirstWrite(keyRequest: KeyRequest, request: FastifyRequest, response: FastifyReply, next: CallHandler): Promise<FirstWriteClaim | undefined> {
     const claim: Claim = { ...keyRequest, lockToken: randomUUID(), operationId: randomUUID(), resumed: false };
     const commit = this.transactions.openDeferredCommit();
-    const { queued: claiming } = await commit.startWith((db) => this.store.queueClaim(db, claim));
+    const { gateRow } = await commit.startWith(this.store.claimGate(claim));
+    const claiming = gateRow.then((row) => this.store.outcomeOfGate(claim, row));
     attachOperationId(request, claim.operationId);
     attachJoinableCommit(request, commit);
     const running = this.runWithClaim(claim, commit, response, next);
     const failure = running.then(() => undefined, (error: unknown) => ({ error }));
-    if (await commit.preludeCommitted) return { outcome: (await claiming)!, running };
+    if (await commit.gatePassed) return { outcome: (await claiming)!, running };
     const [outcome, failed] = await Promise.all([claiming, failure]);
     this.clearHandlerHeaders(response);
-    const rolledBackWithTheWrite = outcome?.kind === 'claimed' && outcome.claim.lockToken === claim.lockToken;
-    if (!rolledBackWithTheWrite) return outcome && { outcome };
-    if (failed) throw failed.error;
+    const ours = outcome?.kind === 'claimed' && outcome.claim.lockToken === claim.lockToken;
+    if (outcome && !ours) return { outcome };
+    if (failed && !commit.hasUnsentGate) throw failed.error;
     return undefined;
   }
 
-  /** The handler's run with the claim queued ahead of its first write; its answer is stored only if that claim committed. */
+  /** The handler's run with the claim as the gate of its first write; its answer is stored only if that claim committed. */
   private async runWithClaim(claim: Claim, commit: DeferredCommit, response: FastifyReply, next: CallHandler): Promise<StoredResponse> {
     try {
       const answer = await this.runHandler(response, next);
       // A handler that ended without writing sent no claim: nothing was claimed.
-      if (commit.hasUnsentPrelude) await commit.rollback();
-      if (await commit.preludeCommitted) await this.complete(commit, claim, answer);
+      if (commit.hasUnsentGate) await commit.rollback();
+      if (await commit.gatePassed) await this.complete(commit, claim, answer);
       else await commit.rollback();
       return answer;
     } catch (error) {

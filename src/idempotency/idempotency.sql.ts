@@ -51,19 +51,6 @@ export const CLAIM_KEY = `
   SELECT * FROM idempotency_claim_key($1::text, $2::text, $3::int, $4::uuid, $5::text, $6::uuid, $7::int)`;
 
 /**
- * After CLAIM_KEY in the same transaction (a claim sent with the handler's first write, see
- * IdempotencyStore.queueClaim): raises SU001 unless the claim just made is this caller's, so that a
- * lost claim aborts the transaction and the write queued behind it never happens. Under the claim's
- * advisory lock nobody else can have claimed the key between the two statements.
- * $1 scope, $2 key, $3 lock token.
- */
-export const ASSERT_CLAIMED = `
-  SELECT superseded_unless(
-           EXISTS (SELECT 1 FROM idempotency_keys
-                    WHERE scope = $1::text AND key = $2::text AND lock_token = $3::uuid AND status = 'in_flight' AND expires_at > now()),
-           'idempotency key ' || $2::text || ' was not claimed by this request')`;
-
-/**
  * Reads a live key to decide between replay, mismatch and in flight, when claimKey's snapshot
  * predates it. Not a transition.
  * Zero rows: the key vanished (expired, purged) meanwhile; claim again.

@@ -3,11 +3,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
-import { pgPoolOf, type Queryable, queryRows, type Transaction } from '../database/query-rows.js';
+import type { Gate, GateRow } from '../database/gated-write.js';
+import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import {
-  ASSERT_CLAIMED, CLAIM_KEY, CLAIM_LOST_SQLSTATE, COMPLETE_KEY, DESCRIBE_KEY, FIND_KEY, FIND_OPERATION_CLAIMS, MARK_KEY_WAITED,
+  CLAIM_KEY, CLAIM_LOST_SQLSTATE, COMPLETE_KEY, DESCRIBE_KEY, FIND_KEY, FIND_OPERATION_CLAIMS, MARK_KEY_WAITED,
   RELEASE_ABANDONED_KEY, RELEASE_KEY, RENEW_KEY, TAKE_OVER_KEY, TAKE_OVER_STALE_OPERATION,
 } from './idempotency.sql.js';
 import type {
@@ -62,19 +63,23 @@ export class IdempotencyStore {
   }
 
   /**
-   * Queues the claim of `claim`'s key on `db` without waiting, and behind it ASSERT_CLAIMED: the
-   * transaction aborts unless this claim won. Resolves, once a write has sent them, with the claim
-   * (ours only if the transaction then commits), what a live key means for this request, or undefined
-   * when the claim found neither (the key changed hands meanwhile, or it could not run: claim again).
+   * The claim of `claim`'s key as the gate of the handler's first write (see DeferredCommit.startWith):
+   * the write runs, in the same statement, only if this claim won.
    */
-  async queueClaim(db: Transaction, claim: Claim): Promise<ClaimOutcome | undefined> {
+  claimGate(claim: Claim): Gate {
     const { scope, key, fingerprint, lockToken, operationId } = claim;
-    const claiming = db.queue(CLAIM_KEY, [scope, key, this.options.lockTimeoutSeconds, lockToken, fingerprint, operationId, this.options.ttlSeconds]);
-    db.send(ASSERT_CLAIMED, [scope, key, lockToken]);
-    const [row] = await claiming.then(({ rows }) => rows as ClaimRow[], () => []);
-    if (!row) return undefined;
-    if (row.claimed) return { kind: 'claimed', claim, origin: row.replacedExpired ? 'expired_key' : 'new_key' };
-    return this.outcomeOfExisting(claim, row);
+    return { text: CLAIM_KEY, values: [scope, key, this.options.lockTimeoutSeconds, lockToken, fingerprint, operationId, this.options.ttlSeconds], opensOn: 'claimed' };
+  }
+
+  /**
+   * What the gate's row says: the claim (ours only if its transaction then commits), what a live key
+   * means for this request, or undefined when there is no row (the statement failed: claim again).
+   */
+  async outcomeOfGate(claim: Claim, row: GateRow | undefined): Promise<ClaimOutcome | undefined> {
+    const claimRow = row as ClaimRow | undefined;
+    if (!claimRow) return undefined;
+    if (claimRow.claimed) return { kind: 'claimed', claim, origin: claimRow.replacedExpired ? 'expired_key' : 'new_key' };
+    return this.outcomeOfExisting(claim, claimRow);
   }
 
   async renewKey(claim: Claim): Promise<boolean> {

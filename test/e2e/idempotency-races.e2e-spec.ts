@@ -29,6 +29,11 @@ describe('idempotency statements under races', () => {
     store = harness.store;
     db = await connect(url);
     await db.query(`CREATE TABLE test_business_writes (marker text NOT NULL)`);
+    // A write as a route's first write is made: a SELECT of a function (see gatedStatement).
+    await db.query(`
+      CREATE FUNCTION test_write_marker(p_marker text) RETURNS TABLE (marker text) LANGUAGE sql VOLATILE AS $$
+        INSERT INTO test_business_writes (marker) VALUES (p_marker) RETURNING marker
+      $$`);
   });
 
   afterAll(async () => {
@@ -167,19 +172,19 @@ describe('idempotency statements under races', () => {
   });
 
   /**
-   * As the interceptor does it for `claimWithFirstWrite`: the claim queued, then the handler's first
-   * write (a row named `marker`) with COMMIT behind it, all in one round trip.
+   * As the interceptor does it for `claimWithFirstWrite`: the claim as the gate of the handler's first
+   * write (a row named `marker`), one statement, with COMMIT behind it, all in one round trip.
    */
   const claimWithWrite = async (request: KeyRequest, marker: string) => {
     const { transactions } = harness;
     const claim: Claim = { ...request, lockToken: randomUUID(), operationId: randomUUID(), resumed: false };
     const commit = transactions.openDeferredCommit();
-    const { queued } = await commit.startWith((tx) => store.queueClaim(tx, claim));
-    const wrote = await transactions.runFirst((tx) => tx.query(`INSERT INTO test_business_writes (marker) VALUES ($1)`, [marker]), commit).then(
+    const { gateRow } = await commit.startWith(store.claimGate(claim));
+    const wrote = await transactions.runFirst((tx) => tx.query(`SELECT * FROM test_write_marker($1)`, [marker]), commit).then(
       () => true,
       () => false,
     );
-    return { outcome: await queued, wrote, committed: await commit.preludeCommitted };
+    return { outcome: await store.outcomeOfGate(claim, await gateRow), wrote, committed: await commit.gatePassed };
   };
 
   it('a claim sent with the first write: of 20 first requests with one key exactly one claims it and writes; the others see it in flight and write nothing', async () => {
@@ -208,10 +213,10 @@ describe('idempotency statements under races', () => {
     const request = newRequest();
     const commit = harness.transactions.openDeferredCommit();
     const claim: Claim = { ...request, lockToken: randomUUID(), operationId: randomUUID(), resumed: false };
-    const { queued } = await commit.startWith((tx) => store.queueClaim(tx, claim));
+    const { gateRow } = await commit.startWith(store.claimGate(claim));
     await expect(harness.transactions.runFirst((tx) => tx.query(`SELECT 1 / 0`), commit)).rejects.toThrow(/division by zero/);
-    expect(await queued).toMatchObject({ kind: 'claimed' });
-    expect(await commit.preludeCommitted).toBe(false);
+    expect(await gateRow).toBeUndefined();
+    expect(await commit.gatePassed).toBe(false);
     expect(await keyRow(db, request.scope, request.key)).toBeUndefined();
   });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { GateClosedError } from '../../src/database/gated-write.js';
 import { pgPoolOf, type Queryable } from '../../src/database/query-rows.js';
 import { Transactions } from '../../src/database/transactions.js';
 import { createTestDatabase } from '../support/test-database.js';
@@ -146,32 +147,56 @@ describe('Transactions', () => {
     expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
   });
 
-  it('a prelude goes out with the first write: prelude, write and COMMIT in one write, committed together', async () => {
+  const gate = (open: boolean) => ({ text: 'SELECT $1::boolean AS open, $2::text AS note', values: [open, 'gate'], opensOn: 'open' });
+
+  it('a gate goes out with the first write as one statement, and COMMIT with them: one write; an open gate commits the write', async () => {
     await dataSource.query('TRUNCATE written');
+    await dataSource.query(`CREATE OR REPLACE FUNCTION write_n(p int) RETURNS TABLE (n int) LANGUAGE sql VOLATILE AS $$ INSERT INTO written VALUES (p) RETURNING n $$`);
     const commit = transactions.openDeferredCommit();
     const writes = await socketWritesDuring(async () => {
-      const { queued } = await commit.startWith((db) => db.queue('INSERT INTO written VALUES ($1) RETURNING n', [1]));
-      await transactions.runFirst((db) => db.query('INSERT INTO written VALUES ($1)', [2]), commit);
-      expect((await queued).rows).toEqual([{ n: 1 }]);
+      const { gateRow } = await commit.startWith(gate(true));
+      const written = await transactions.runFirst((db) => db.query('SELECT * FROM write_n($1::int)', [2]), commit);
+      expect(written.rows).toEqual([{ n: 2 }]);
+      expect(written.fields.map((field) => field.name)).toEqual(['n']);
+      expect(await gateRow).toEqual({ open: true, note: 'gate' });
     });
     expect(writes).toBe(1);
-    expect(await commit.preludeCommitted).toBe(true);
+    expect(await commit.gatePassed).toBe(true);
     // The deferred commit stays open for the request's later writes, in a transaction of their own.
     await commit.commitWith((db) => db.query('INSERT INTO written VALUES ($1)', [3]));
-    expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 2 }, { n: 3 }]);
   });
 
-  it('a prelude that raises takes the first write down with it; one never sent is rolled back; a join cannot carry it', async () => {
+  it('a closed gate: the write\'s function never runs, nothing raises (the transaction commits), and the write rejects with GateClosedError', async () => {
+    await dataSource.query('TRUNCATE written');
+    await dataSource.query(`CREATE OR REPLACE FUNCTION write_n(p int) RETURNS TABLE (n int) LANGUAGE sql VOLATILE AS $$ INSERT INTO written VALUES (p) RETURNING n $$`);
+    // A plan made without the parameters' values (generic) must hold the gate too: it is decided when the statement runs.
+    for (const planCacheMode of ['force_custom_plan', 'force_generic_plan']) {
+      await dataSource.query(`SET plan_cache_mode = ${planCacheMode}`);
+      const closed = transactions.openDeferredCommit();
+      // The gate writes a row of its own (100): it survives only if nothing raised and the transaction committed.
+      const { gateRow } = await closed.startWith({ text: 'SELECT $1::boolean AS open, (SELECT n FROM write_n(100)) AS mark', values: [false], opensOn: 'open' });
+      await expect(transactions.runFirst((db) => db.query('SELECT * FROM write_n($1::int)', [1]), closed)).rejects.toBeInstanceOf(GateClosedError);
+      expect(await gateRow).toEqual({ open: false, mark: 100 });
+      expect(await closed.gatePassed).toBe(false);
+    }
+    await dataSource.query('RESET plan_cache_mode');
+    expect(await dataSource.query('SELECT n FROM written')).toEqual([{ n: 100 }, { n: 100 }]);
+
+  });
+
+  it('a gate that fails takes the first write down with it; one never sent is rolled back; a join cannot carry it', async () => {
     await dataSource.query('TRUNCATE written');
     const refused = transactions.openDeferredCommit();
-    await refused.startWith((db) => db.send('SELECT 1 / 0'));
-    await expect(transactions.runFirst((db) => db.query('INSERT INTO written VALUES (1)'), refused)).rejects.toThrow(/division by zero/);
-    expect(await refused.preludeCommitted).toBe(false);
+    const { gateRow } = await refused.startWith({ text: 'SELECT 1 / 0 = 1 AS open', values: [], opensOn: 'open' });
+    await expect(transactions.runFirst((db) => db.query('SELECT * FROM write_n(1)'), refused)).rejects.toThrow(/division by zero/);
+    expect(await gateRow).toBeUndefined();
+    expect(await refused.gatePassed).toBe(false);
     const unsent = transactions.openDeferredCommit();
-    await unsent.startWith((db) => db.send('INSERT INTO written VALUES (2)'));
+    await unsent.startWith(gate(true));
     await expect(transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (3)'), unsent)).rejects.toThrow(/runFirst/);
     await unsent.rollback();
-    expect(await unsent.preludeCommitted).toBe(false);
+    expect(await unsent.gatePassed).toBe(false);
     expect(await dataSource.query('SELECT n FROM written')).toEqual([]);
   });
 
