@@ -216,7 +216,7 @@ function measured(name: string, result: autocannon.Result): Measurement {
 async function purgeUnderLoad(db: pg.Client) {
   await setLiveRows(db, 0);
   const without = await load('first, no purge', PLAN.sizeSeconds, freshPayment('/pagos', true));
-  await db.query(`SELECT idempotency_create_key_partitions(now() - make_interval(days => $1::int), now())`, [EXPIRED_DAYS]);
+  await db.query(`SELECT create_daily_partitions('idempotency_keys', now() - make_interval(days => $1::int), now())`, [EXPIRED_DAYS]);
   await insertKeys(db, PLAN.purgeRows, `now() - make_interval(days => 1 + i % ${EXPIRED_DAYS})`);
   await settle(db);
   const latencies = new LatencyWindows(PURGE_WINDOW_MS);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
+import type { DroppedPartition } from '../database/daily-partitions.js';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
 import { pgPoolOf, type Queryable, queryRows, type Transaction } from '../database/query-rows.js';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
@@ -14,7 +15,7 @@ import type {
   Claim, ClaimOutcome, ClaimState, KeyDescription, KeyRequest, StaleOperationOutcome, StoredResponse,
 } from './idempotency.types.js';
 import type { KeyStatus } from './idempotency-key-record.entity.js';
-import { createKeyPartitions, type DroppedKeyPartition, dropExpiredKeyPartitions } from './key-partitions.js';
+import { createKeyPartitions, dropExpiredKeyPartitions } from './key-partitions.js';
 
 interface KeyRow {
   readonly requestHash: string;
@@ -142,7 +143,7 @@ export class IdempotencyStore {
   }
 
   /** Drops the partitions of days wholly past: every key in them expired. */
-  dropExpiredKeyPartitions(): Promise<DroppedKeyPartition[]> {
+  dropExpiredKeyPartitions(): Promise<DroppedPartition[]> {
     return dropExpiredKeyPartitions(this.pool);
   }
 

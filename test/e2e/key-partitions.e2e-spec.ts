@@ -41,7 +41,7 @@ describe('partitions of idempotency_keys under races and restarts', () => {
   const request = (key: string): KeyRequest => ({ scope: 'alice', key, fingerprint: 'a'.repeat(64) });
   const claimed = (outcomes: ClaimOutcome[]) => outcomes.filter((o) => o.kind === 'claimed');
   const partitions = async (where: string): Promise<string[]> =>
-    (await db.query(`SELECT name FROM idempotency_key_partitions() WHERE ${where} ORDER BY name`)).rows.map((r) => r.name);
+    (await db.query(`SELECT name FROM daily_partitions('idempotency_keys') WHERE ${where} ORDER BY name`)).rows.map((r) => r.name);
   const expiredPartitions = () => partitions('upper_bound <= now()');
   const tableExists = async (name: string): Promise<boolean> => (await db.query(`SELECT to_regclass($1) IS NOT NULL AS e`, [name])).rows[0].e;
   /** Partitions of days from the day after tomorrow on: no key of this TTL expires there, so removing them loses nothing. */
