@@ -31,9 +31,7 @@ export class PrepareEventosAndDeliveriesForPartitions1764700030000 implements Mi
     await queryRunner.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS eventos_legacy_feed ON eventos (client_id, txid, seq)`);
     await queryRunner.query(`
       CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS webhook_deliveries_legacy_key ON webhook_deliveries (event_id, endpoint_id, event_created_at)`);
-    const bound = await legacyBound(queryRunner);
-    await addValidatedCheck(queryRunner, 'eventos', EVENTOS_LEGACY_BOUND, `created_at < '${bound}'`);
-    await addValidatedCheck(queryRunner, 'webhook_deliveries', DELIVERIES_LEGACY_BOUND, `event_created_at IS NOT NULL AND event_created_at < '${bound}'`);
+    await addLegacyBounds(queryRunner);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
@@ -82,6 +80,13 @@ export async function createEventCreatedAtTrigger(queryRunner: QueryRunner): Pro
   await queryRunner.query(`
     CREATE TRIGGER webhook_deliveries_event_created_at BEFORE INSERT OR UPDATE ON webhook_deliveries
       FOR EACH ROW EXECUTE FUNCTION webhook_deliveries_fill_event_created_at()`);
+}
+
+/** The CHECKs the next migration's ATTACH and SET NOT NULL trust instead of scanning (its `down` restores them). */
+export async function addLegacyBounds(queryRunner: QueryRunner): Promise<void> {
+  const bound = await legacyBound(queryRunner);
+  await addValidatedCheck(queryRunner, 'eventos', EVENTOS_LEGACY_BOUND, `created_at < '${bound}'`);
+  await addValidatedCheck(queryRunner, 'webhook_deliveries', DELIVERIES_LEGACY_BOUND, `event_created_at IS NOT NULL AND event_created_at < '${bound}'`);
 }
 
 /** Today's UTC day or the latest event's, whichever is later, plus two days: as 'YYYY-MM-DD 00:00:00+00'. */

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { createEventCreatedAtTrigger, DELIVERIES_LEGACY_BOUND, EVENTOS_LEGACY_BOUND } from './1764700030000-prepare-eventos-and-deliveries-for-partitions.js';
+import { addLegacyBounds, createEventCreatedAtTrigger, DELIVERIES_LEGACY_BOUND, EVENTOS_LEGACY_BOUND } from './1764700030000-prepare-eventos-and-deliveries-for-partitions.js';
 
 // Partitions the migration creates ahead; the purge job keeps EVENT_PARTITION_DAYS_AHEAD days ready from then on.
 const DAYS_CREATED_AHEAD = 7;
@@ -40,6 +40,7 @@ export class PartitionEventosAndDeliveries1764700030500 implements MigrationInte
     await queryRunner.query(`
       ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_event_id_fkey
         FOREIGN KEY (event_id) REFERENCES eventos (id) ON DELETE CASCADE`);
+    await addLegacyBounds(queryRunner);
   }
 }
 
@@ -55,7 +56,7 @@ async function partitionEventos(queryRunner: QueryRunner): Promise<void> {
   await queryRunner.query(`ALTER INDEX eventos_not_fanned_out RENAME TO eventos_legacy_not_fanned_out`);
   await queryRunner.query(`CREATE TABLE eventos (LIKE eventos_legacy INCLUDING DEFAULTS INCLUDING CONSTRAINTS) PARTITION BY RANGE (created_at)`);
   // Copied by LIKE; the legacy partition keeps it, the parent must not.
-  await queryRunner.query(`ALTER TABLE eventos DROP CONSTRAINT ${EVENTOS_LEGACY_BOUND}`);
+  await queryRunner.query(`ALTER TABLE eventos DROP CONSTRAINT IF EXISTS ${EVENTOS_LEGACY_BOUND}`);
   await queryRunner.query(`ALTER TABLE eventos ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (START WITH ${next})`);
   await queryRunner.query(`ALTER TABLE eventos ADD PRIMARY KEY (id, created_at)`);
   await queryRunner.query(`CREATE INDEX eventos_feed ON eventos (client_id, txid, seq)`);
@@ -74,7 +75,7 @@ async function partitionDeliveries(queryRunner: QueryRunner): Promise<void> {
   await queryRunner.query(`
     CREATE TABLE webhook_deliveries (LIKE webhook_deliveries_legacy INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
       PARTITION BY RANGE (event_created_at)`);
-  await queryRunner.query(`ALTER TABLE webhook_deliveries DROP CONSTRAINT ${DELIVERIES_LEGACY_BOUND}`);
+  await queryRunner.query(`ALTER TABLE webhook_deliveries DROP CONSTRAINT IF EXISTS ${DELIVERIES_LEGACY_BOUND}`);
   await queryRunner.query(`ALTER TABLE webhook_deliveries ADD PRIMARY KEY (event_id, endpoint_id, event_created_at)`);
   // The legacy partition's own (same definition) is adopted by ATTACH, unvalidated work skipped.
   await queryRunner.query(`
@@ -107,7 +108,10 @@ async function attachLegacyPartition(queryRunner: QueryRunner, table: string, co
     END $$`);
 }
 
-/** The newest layout's rows copied into a plain table again (what `down` can do: a copy, under lock). */
+/**
+ * The rows copied into a plain table again (what `down` can do: a copy, under lock), with what the
+ * previous migration had added to it, so that its `down`, or this `up` again, finds it as it left it.
+ */
 async function unpartitionEventos(queryRunner: QueryRunner): Promise<void> {
   await queryRunner.query(`
     CREATE TABLE eventos_unpartitioned (LIKE eventos INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
