@@ -223,7 +223,7 @@ function measured(name: string, result: autocannon.Result): Measurement {
  */
 async function purgeUnderLoad(db: pg.Client) {
   await setLiveRows(db, 0);
-  await db.query(`SELECT idempotency_create_key_partitions(now() - make_interval(days => $1::int), now())`, [EXPIRED_DAYS]);
+  await db.query(`SELECT create_daily_partitions('idempotency_keys', now() - make_interval(days => $1::int), now())`, [EXPIRED_DAYS]);
   await insertKeys(db, PLAN.purgeRows, `now() - make_interval(days => 1 + i % ${EXPIRED_DAYS})`);
   await settle(db);
   const responses = new ResponseLog();

@@ -100,7 +100,7 @@ async function attachLegacyPartition(queryRunner: QueryRunner): Promise<void> {
  * `idempotency_drop_detached_key_partition(name)`: counts and drops a partition the purge detached (see
  * key-partitions.ts); NULL when it is no such table (another replica dropped it), or still a partition.
  */
-async function createPartitionFunctions(queryRunner: QueryRunner): Promise<void> {
+export async function createPartitionFunctions(queryRunner: QueryRunner): Promise<void> {
   await queryRunner.query(`
     CREATE FUNCTION idempotency_key_partitions()
     RETURNS TABLE (name text, lower_bound timestamptz, upper_bound timestamptz, detach_pending boolean)

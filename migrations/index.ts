@@ -22,6 +22,9 @@ import { SettlePagoInOneRoundTrip1764700026000 } from './1764700026000-settle-pa
 import { SupersededUnless1764700027000 } from './1764700027000-superseded-unless.js';
 import { PrepareIdempotencyKeysForPartitions1764700028000 } from './1764700028000-prepare-idempotency-keys-for-partitions.js';
 import { PartitionIdempotencyKeys1764700028500 } from './1764700028500-partition-idempotency-keys.js';
+import { DailyPartitionFunctions1764700029000 } from './1764700029000-daily-partition-functions.js';
+import { PrepareEventosAndDeliveriesForPartitions1764700030000 } from './1764700030000-prepare-eventos-and-deliveries-for-partitions.js';
+import { PartitionEventosAndDeliveries1764700030500 } from './1764700030500-partition-eventos-and-deliveries.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -49,4 +52,7 @@ export const MIGRATIONS = [
   SupersededUnless1764700027000,
   PrepareIdempotencyKeysForPartitions1764700028000,
   PartitionIdempotencyKeys1764700028500,
+  DailyPartitionFunctions1764700029000,
+  PrepareEventosAndDeliveriesForPartitions1764700030000,
+  PartitionEventosAndDeliveries1764700030500,
 ];

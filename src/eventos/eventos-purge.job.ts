@@ -2,16 +2,25 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { purgeInBatches } from '../database/purge-in-batches.js';
-import { pgPoolOf, queryRows } from '../database/query-rows.js';
+import { createDailyPartitions, dropExpiredDailyPartitions, type ExpiringTable } from '../database/daily-partitions.js';
+import { pgPoolOf } from '../database/query-rows.js';
 import { scheduleCronJob } from '../scheduling/cron-job.js';
 import { EVENTOS_OPTIONS, type EventosOptions } from './eventos.options.js';
-import { PURGE_EXPIRED_EVENTS } from './eventos.sql.js';
 
-// Rows per DELETE, as the keys' purge: short statements that never hold many locks for long.
-const PURGE_BATCH_SIZE = 1000;
+// Days of partitions kept ready ahead: an event (and the payment writing it) finds no partition only if
+// the purge has failed for a week. The migration creates as many.
+export const EVENT_PARTITION_DAYS_AHEAD = 7;
+const SECONDS_PER_DAY = 86_400;
 
-/** Deletes events past EVENTS_TTL_DAYS on a schedule, batch by batch, safe with N replicas. */
+// Deliveries first: they have no foreign key to their event (migration 1764700030500), so a day's
+// events go only once no delivery of theirs is left to read them.
+const PARTITIONED = ['webhook_deliveries', 'eventos'] as const;
+
+/**
+ * Keeps the partitions of `eventos` and `webhook_deliveries` rotating on a schedule: creates the days
+ * ahead, drops each day once wholly older than EVENTS_TTL_DAYS (a DROP of a table, not a DELETE of
+ * its rows), safe with N replicas. An event is kept between TTL and TTL + 1 day.
+ */
 @Injectable()
 export class EventosPurgeJob implements OnApplicationBootstrap {
   private readonly logger = new Logger(EventosPurgeJob.name);
@@ -30,17 +39,27 @@ export class EventosPurgeJob implements OnApplicationBootstrap {
       name: 'eventos-purge',
       cronTime: this.options.purgeCron,
       logger: this.logger,
+      // What a failed run could not drop stays readable a day longer; partitions stay created days ahead.
       what: 'purge of expired events',
       run: () => this.purgeOnce(),
-      succeeded: (purged) => {
-        if (purged > 0) this.logger.log(`purged ${purged} events older than ${this.options.ttlDays} days`);
-      },
+      succeeded: () => undefined,
       failed: () => undefined,
     });
   }
 
-  /** One run, batch by batch (see purgeInBatches). Returns the rows deleted. */
-  purgeOnce(): Promise<number> {
-    return purgeInBatches(async () => (await queryRows(this.pool, PURGE_EXPIRED_EVENTS, [this.options.ttlDays, PURGE_BATCH_SIZE])).length, PURGE_BATCH_SIZE);
+  /** One run: partitions created ahead, expired days dropped (each logged). Returns the expired events dropped. */
+  async purgeOnce(): Promise<number> {
+    for (const table of PARTITIONED) {
+      const created = await createDailyPartitions(this.pool, table, EVENT_PARTITION_DAYS_AHEAD * SECONDS_PER_DAY);
+      if (created > 0) this.logger.log(`created ${created} partitions of ${table} ahead`);
+    }
+    const retainedSeconds = this.options.ttlDays * SECONDS_PER_DAY;
+    const expiring: ExpiringTable[] = PARTITIONED.map((table) => ({ table, retainedSeconds }));
+    let purged = 0;
+    for (const { table, name, rows } of await dropExpiredDailyPartitions(this.pool, expiring)) {
+      this.logger.log(`dropped partition ${name}: ${rows} rows of ${table} older than ${this.options.ttlDays} days`);
+      if (table === 'eventos') purged += rows;
+    }
+    return purged;
   }
 }

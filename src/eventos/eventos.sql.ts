@@ -1,6 +1,9 @@
 /**
  * Statements of the outbox (table `eventos`, migration 1764700017000). An event is written once, in
  * the transaction of the change it announces, and never updated: its id and its bytes never change.
+ * The table is partitioned by UTC day of `created_at` (migration 1764700030500): a lookup by id probes
+ * each day's primary key index (id, created_at), the feed merges each day's (client_id, txid, seq).
+ * Expired days are dropped whole (eventos-purge.job.ts), not deleted.
  */
 
 /**
@@ -38,13 +41,3 @@ export const FEED_AFTER = `
    WHERE client_id = $1::text AND txid < pg_snapshot_xmin(pg_current_snapshot()) AND (txid, seq) > ($3::xid8, $4::bigint)
    ORDER BY txid, seq
    LIMIT $2::int`;
-
-/**
- * Deletes up to $2 events older than $1 days (their deliveries go with them: ON DELETE CASCADE).
- * SKIP LOCKED: replicas purging at once take different rows; zero rows: nothing is due.
- */
-export const PURGE_EXPIRED_EVENTS = `
-  DELETE FROM eventos e
-   USING (SELECT id FROM eventos WHERE created_at <= now() - make_interval(days => $1::int) ORDER BY created_at LIMIT $2::int FOR UPDATE SKIP LOCKED) due
-   WHERE e.id = due.id
-  RETURNING 1 AS purged`;

@@ -44,7 +44,7 @@ export class IdempotencyPurgeJob implements OnApplicationBootstrap {
     const created = await this.store.createKeyPartitions();
     if (created > 0) this.logger.log(`created ${created} idempotency key partitions ahead`);
     let purged = 0;
-    for (const { name, keys } of await this.store.dropExpiredKeyPartitions()) {
+    for (const { name, rows: keys } of await this.store.dropExpiredKeyPartitions()) {
       this.logger.log(`dropped partition ${name}: ${keys} expired idempotency keys`);
       purged += keys;
     }

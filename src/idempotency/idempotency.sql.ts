@@ -17,7 +17,7 @@
  * committed row, so of N racing callers exactly one sees a row come back. `now()` of PostgreSQL is
  * the only clock. Parameters are always bound, with casts.
  *
- * The table is partitioned by expiry day (migration 1764700028500; partitions: key-partitions.sql.ts), so
+ * The table is partitioned by expiry day (migration 1764700028500; partitions: key-partitions.ts), so
  * (scope, key) is not a unique key: a key has at most one live row (claimKey sees to it) and any number
  * of expired ones waiting for their day's partition to be dropped. Every statement therefore states
  * `expires_at > now()`: an expired row is never read as the key, nor written.

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
+import type { DroppedPartition } from '../database/daily-partitions.js';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
 import type { Gate, GateRow } from '../database/gated-write.js';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
@@ -15,7 +16,7 @@ import type {
   Claim, ClaimOutcome, ClaimState, KeyDescription, KeyRequest, StaleOperationOutcome, StoredResponse,
 } from './idempotency.types.js';
 import type { KeyStatus } from './idempotency-key-record.entity.js';
-import { createKeyPartitions, type DroppedKeyPartition, dropExpiredKeyPartitions } from './key-partitions.js';
+import { createKeyPartitions, dropExpiredKeyPartitions } from './key-partitions.js';
 
 interface KeyRow {
   readonly requestHash: string;
@@ -147,7 +148,7 @@ export class IdempotencyStore {
   }
 
   /** Drops the partitions of days wholly past: every key in them expired. */
-  dropExpiredKeyPartitions(): Promise<DroppedKeyPartition[]> {
+  dropExpiredKeyPartitions(): Promise<DroppedPartition[]> {
     return dropExpiredKeyPartitions(this.pool);
   }
 

@@ -1,4 +1,9 @@
-/** Statements of webhook deliveries (table `webhook_deliveries`, migration 1764700019000). */
+/**
+ * Statements of webhook deliveries (table `webhook_deliveries`, migration 1764700019000). Partitioned by
+ * the UTC day of their event's creation, `event_created_at` (migration 1764700030500): a join to the
+ * event names both its id and that day, so only the event's own partition is read. No foreign key to
+ * the event (see the migration): the purge drops a day's deliveries before the day's events.
+ */
 
 /**
  * Up to $1 committed events not fanned out yet, oldest first, marked fanned out in the relay's
@@ -7,7 +12,7 @@
  */
 export const TAKE_EVENTS_TO_FAN_OUT = `
   UPDATE eventos SET fanned_out_at = now()
-   WHERE id IN (SELECT id FROM eventos WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT $1::int FOR UPDATE SKIP LOCKED)
+   WHERE (id, created_at) IN (SELECT id, created_at FROM eventos WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT $1::int FOR UPDATE SKIP LOCKED)
   RETURNING id`;
 
 /**
@@ -17,8 +22,8 @@ export const TAKE_EVENTS_TO_FAN_OUT = `
  * RETURNING names only the deliveries to enqueue now.
  */
 export const FAN_OUT_EVENTS = `
-  INSERT INTO webhook_deliveries (event_id, endpoint_id)
-  SELECT e.id, w.id FROM eventos e JOIN webhook_endpoints w ON w.client_id = e.client_id AND e.type = ANY (w.event_types)
+  INSERT INTO webhook_deliveries (event_id, endpoint_id, event_created_at)
+  SELECT e.id, w.id, e.created_at FROM eventos e JOIN webhook_endpoints w ON w.client_id = e.client_id AND e.type = ANY (w.event_types)
    WHERE e.id = ANY ($1::text[]) AND w.disabled_at IS NULL
   ON CONFLICT DO NOTHING
   RETURNING event_id AS "eventId", endpoint_id AS "endpointId", (SELECT client_id FROM webhook_endpoints WHERE id = endpoint_id) AS "clientId"`;
@@ -26,14 +31,14 @@ export const FAN_OUT_EVENTS = `
 /** What an attempt needs: the endpoint (gone when deleted), the stored body, the attempts so far. */
 export const DELIVERY_TO_ATTEMPT = `
   SELECT d.attempts, d.delivered_at AS "deliveredAt", w.url, w.secret, w.disabled_at AS "disabledAt", e.payload::text AS payload, w.client_id AS "clientId"
-    FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN eventos e ON e.id = d.event_id
+    FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN eventos e ON e.id = d.event_id AND e.created_at = d.event_created_at
    WHERE d.event_id = $1::text AND d.endpoint_id = $2::uuid`;
 
 /** Acknowledged (2xx): never attempted again. Zero rows: already acknowledged (a redelivery after a crash). */
 export const MARK_DELIVERED = `
   UPDATE webhook_deliveries SET attempts = attempts + 1, last_status = $3::int, last_error = NULL, last_attempt_at = now(), delivered_at = now()
    WHERE event_id = $1::text AND endpoint_id = $2::uuid AND delivered_at IS NULL
-  RETURNING extract(epoch FROM now() - (SELECT created_at FROM eventos WHERE id = $1::text))::float8 AS "secondsSinceEvent"`;
+  RETURNING extract(epoch FROM now() - event_created_at)::float8 AS "secondsSinceEvent"`;
 
 /** An attempt failed (status $3 or none, error $4): counted, returning how many attempts have failed. */
 export const MARK_FAILED = `
@@ -54,7 +59,7 @@ export const FAILING_DELIVERIES = `
   SELECT d.event_id AS "eventId", e.type, e.client_id AS "clientId", d.endpoint_id AS "endpointId", w.url, d.attempts,
          d.last_status AS "lastStatus", d.last_error AS "lastError", d.last_attempt_at AS "lastAttemptAt", d.created_at AS "createdAt",
          w.disabled_at AS "disabledAt"
-    FROM webhook_deliveries d JOIN eventos e ON e.id = d.event_id JOIN webhook_endpoints w ON w.id = d.endpoint_id
+    FROM webhook_deliveries d JOIN eventos e ON e.id = d.event_id AND e.created_at = d.event_created_at JOIN webhook_endpoints w ON w.id = d.endpoint_id
    WHERE d.delivered_at IS NULL
    ORDER BY d.created_at, d.event_id
    LIMIT $1::int`;
@@ -64,10 +69,10 @@ export const FAILING_DELIVERIES = `
  * its deliveries start over (attempts 0). Zero rows: no such event, or nobody subscribed.
  */
 export const RESTART_EVENT_DELIVERIES = `
-  INSERT INTO webhook_deliveries AS d (event_id, endpoint_id)
-  SELECT e.id, w.id FROM eventos e JOIN webhook_endpoints w ON w.client_id = e.client_id AND e.type = ANY (w.event_types)
+  INSERT INTO webhook_deliveries AS d (event_id, endpoint_id, event_created_at)
+  SELECT e.id, w.id, e.created_at FROM eventos e JOIN webhook_endpoints w ON w.client_id = e.client_id AND e.type = ANY (w.event_types)
    WHERE e.id = $1::text AND w.disabled_at IS NULL
-  ON CONFLICT (event_id, endpoint_id) DO UPDATE SET attempts = 0, delivered_at = NULL, last_error = NULL, last_status = NULL
+  ON CONFLICT (event_id, endpoint_id, event_created_at) DO UPDATE SET attempts = 0, delivered_at = NULL, last_error = NULL, last_status = NULL
   RETURNING d.endpoint_id AS "endpointId", (SELECT client_id FROM eventos WHERE id = $1::text) AS "clientId"`;
 
 export const EVENT_EXISTS = `SELECT 1 AS found FROM eventos WHERE id = $1::text`;

@@ -183,15 +183,21 @@ function eventId(): string {
 }
 
 describe('events past EVENTS_TTL_DAYS', () => {
-  it('are purged in batches by the scheduled purge; younger ones stay', async () => {
+  it('go with their day: the scheduled purge drops the partition of a day past the TTL; younger ones stay', async () => {
     const url = await createTestDatabase('eventos-purge');
     const app = await startAppProcess(url, { IDEMPOTENCY_PURGE_CRON: '* * * * * *', EVENTS_TTL_DAYS: '30' });
     const db = await connect(url);
     try {
       const [old, young] = [await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: nuevoPago() }), await postPago(app.baseUrl, { client: ALICE, key: randomUUID(), body: nuevoPago() })];
+      // Backdated into the partition of its day 31 days ago, made here (the service makes days ahead only) in
+      // the same transaction: the purge, running every second, sees the day only once it holds the event.
+      await db.query('BEGIN');
+      await db.query(`SELECT create_daily_partitions('eventos', now() - interval '31 days', now() - interval '31 days')`);
       await db.query(`UPDATE eventos SET created_at = now() - interval '31 days' WHERE payload->'data'->>'id' = $1`, [old.json.id]);
+      await db.query('COMMIT');
       await waitUntil(async () => (await db.query(`SELECT 1 FROM eventos WHERE payload->'data'->>'id' = $1`, [old.json.id])).rowCount === 0);
       expect((await db.query(`SELECT 1 FROM eventos WHERE payload->'data'->>'id' = $1`, [young.json.id])).rowCount).toBe(1);
+      expect((await db.query(`SELECT 1 FROM daily_partitions('eventos') WHERE upper_bound <= now() - interval '30 days'`)).rowCount).toBe(0);
     } finally {
       await db.end();
       await app.stop();

@@ -73,7 +73,7 @@ describe('key expiry and purge', () => {
   });
 
   const expiredPartitions = async (): Promise<string[]> =>
-    (await db.query(`SELECT name FROM idempotency_key_partitions() WHERE upper_bound <= now() ORDER BY name`)).rows.map((r) => r.name);
+    (await db.query(`SELECT name FROM daily_partitions('idempotency_keys') WHERE upper_bound <= now() ORDER BY name`)).rows.map((r) => r.name);
 
   it('purgeOnce drops the partitions of days gone with their keys, and leaves live keys alone', async () => {
     await insertExpiredKeys(1_207, 'day1-');
@@ -101,7 +101,7 @@ describe('key expiry and purge', () => {
   it('partitions stand ready for every day a key claimed now may expire on, plus three', async () => {
     await harness.purgeJob.purgeOnce();
     const { rows } = await db.query(
-      `SELECT max(upper_bound) > now() + make_interval(secs => $1::int, days => 3) AS ready FROM idempotency_key_partitions()`,
+      `SELECT max(upper_bound) > now() + make_interval(secs => $1::int, days => 3) AS ready FROM daily_partitions('idempotency_keys')`,
       [TTL_SECONDS],
     );
     expect(rows[0].ready).toBe(true);

@@ -163,7 +163,11 @@ describe('the operator CLI', () => {
     );
     const eventId = `evt_${randomUUID().replaceAll('-', '')}`;
     await db.query(`INSERT INTO eventos (id, client_id, type, payload) VALUES ($1, 'alice', 'pago.aprobado', '{}')`, [eventId]);
-    await db.query(`INSERT INTO webhook_deliveries (event_id, endpoint_id, attempts, last_error) VALUES ($1, $2, 1, $3)`, [eventId, endpoint!.id, error]);
+    await db.query(
+      `INSERT INTO webhook_deliveries (event_id, endpoint_id, event_created_at, attempts, last_error)
+       SELECT id, $2, created_at, 1, $3 FROM eventos WHERE id = $1`,
+      [eventId, endpoint!.id, error],
+    );
 
     const result = await ops('webhooks', 'failing');
     expect(result.code).toBe(0);

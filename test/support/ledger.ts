@@ -40,7 +40,7 @@ export async function keyRow(db: pg.Client, scope: string, key: string): Promise
 
 /** Creates the partitions of the UTC days from `daysAgo` days ago to today, as the migration creates days ahead. */
 export async function createPastKeyPartitions(db: pg.Client, daysAgo: number): Promise<void> {
-  await db.query(`SELECT idempotency_create_key_partitions(now() - make_interval(days => $1::int), now())`, [daysAgo]);
+  await db.query(`SELECT create_daily_partitions('idempotency_keys', now() - make_interval(days => $1::int), now())`, [daysAgo]);
 }
 
 /**

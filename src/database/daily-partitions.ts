@@ -1,0 +1,90 @@
+import type pg from 'pg';
+import { SQLSTATE, sqlStateOf } from './postgres-errors.js';
+import { type Queryable, queryRows } from './query-rows.js';
+import {
+  CREATE_DAILY_PARTITIONS, type DailyPartitionedTable, detachDailyPartition, DROP_DETACHED_DAILY_PARTITION, EXPIRED_DAILY_PARTITIONS,
+  finalizeDailyPartitionDetach, partitionNamePattern, TRY_LOCK_PARTITION_REMOVAL, UNLOCK_PARTITION_REMOVAL,
+} from './daily-partitions.sql.js';
+
+export type { DailyPartitionedTable } from './daily-partitions.sql.js';
+
+/** A partition the purge dropped, and how many rows went with it. */
+export interface DroppedPartition {
+  readonly table: DailyPartitionedTable;
+  readonly name: string;
+  readonly rows: number;
+}
+
+/** A table whose days are dropped once wholly older than `retainedSeconds` (0: once past). */
+export interface ExpiringTable {
+  readonly table: DailyPartitionedTable;
+  readonly retainedSeconds: number;
+}
+
+type RemovalState = 'attached' | 'detach_pending' | 'detached';
+
+/** Creates the partitions of `table` from today to `aheadSeconds` from now; returns how many were new. */
+export async function createDailyPartitions(pool: pg.Pool, table: DailyPartitionedTable, aheadSeconds: number): Promise<number> {
+  const [row] = await queryRows<{ created: number }>(pool, CREATE_DAILY_PARTITIONS, [table, aheadSeconds]);
+  return row!.created;
+}
+
+/**
+ * Detaches (CONCURRENTLY) and drops every wholly expired partition of each table, in the order given,
+ * finishing any removal a previous run left halfway. One replica at a time (a session advisory
+ * try-lock on the set): another replica's run returns [] at once and leaves the work to this one.
+ */
+export async function dropExpiredDailyPartitions(pool: pg.Pool, tables: readonly ExpiringTable[]): Promise<DroppedPartition[]> {
+  const client = await pool.connect();
+  try {
+    const dropped = await dropWhileLocked(client, tables);
+    client.release();
+    return dropped;
+  } catch (error) {
+    // Closed rather than pooled: its session may still hold the lock.
+    client.release(error as Error);
+    throw error;
+  }
+}
+
+async function dropWhileLocked(db: Queryable, tables: readonly ExpiringTable[]): Promise<DroppedPartition[]> {
+  const lockKey = tables.map(({ table }) => table).join(',');
+  const [lock] = await queryRows<{ locked: boolean }>(db, TRY_LOCK_PARTITION_REMOVAL, [lockKey]);
+  if (!lock!.locked) return [];
+  try {
+    const dropped: DroppedPartition[] = [];
+    for (const expiring of tables) dropped.push(...(await dropExpired(db, expiring)));
+    return dropped;
+  } finally {
+    await db.query(UNLOCK_PARTITION_REMOVAL, [lockKey]);
+  }
+}
+
+async function dropExpired(db: Queryable, { table, retainedSeconds }: ExpiringTable): Promise<DroppedPartition[]> {
+  const dropped: DroppedPartition[] = [];
+  const expired = await queryRows<{ name: string; state: RemovalState }>(db, EXPIRED_DAILY_PARTITIONS, [table, retainedSeconds, partitionNamePattern(table).source]);
+  for (const { name, state } of expired) {
+    if (!(await detach(db, table, name, state))) continue;
+    const [row] = await queryRows<{ rows: string | null }>(db, DROP_DETACHED_DAILY_PARTITION, [table, name]);
+    if (row?.rows != null) dropped.push({ table, name, rows: Number(row.rows) });
+  }
+  return dropped;
+}
+
+/** False when another session is detaching it or has already: that one drops it. */
+async function detach(db: Queryable, table: DailyPartitionedTable, name: string, state: RemovalState): Promise<boolean> {
+  if (state === 'detached') return true;
+  try {
+    await db.query(state === 'attached' ? detachDailyPartition(table, name) : finalizeDailyPartitionDetach(table, name));
+    return true;
+  } catch (error) {
+    if (isDetachedElsewhere(error)) return false;
+    throw error;
+  }
+}
+
+// 42P01: no longer a partition (detached meanwhile); 55000: another session's detach of it is pending.
+function isDetachedElsewhere(error: unknown): boolean {
+  const code = sqlStateOf(error);
+  return code === SQLSTATE.undefinedTable || code === SQLSTATE.objectNotInPrerequisiteState;
+}
