@@ -57,7 +57,7 @@ export class EventosPurgeJob implements OnApplicationBootstrap {
     const expiring: ExpiringTable[] = PARTITIONED.map((table) => ({ table, retainedSeconds }));
     let purged = 0;
     for (const { table, name, rows } of await dropExpiredDailyPartitions(this.pool, expiring)) {
-      this.logger.log(`dropped partition ${name}: ${rows} rows of ${table} older than ${this.options.ttlDays} days`);
+      this.logger.log(`dropped partition ${name}: about ${rows} rows of ${table} older than ${this.options.ttlDays} days`);
       if (table === 'eventos') purged += rows;
     }
     return purged;

@@ -45,7 +45,7 @@ export class IdempotencyPurgeJob implements OnApplicationBootstrap {
     if (created > 0) this.logger.log(`created ${created} idempotency key partitions ahead`);
     let purged = 0;
     for (const { name, rows: keys } of await this.store.dropExpiredKeyPartitions()) {
-      this.logger.log(`dropped partition ${name}: ${keys} expired idempotency keys`);
+      this.logger.log(`dropped partition ${name}: about ${keys} expired idempotency keys`);
       purged += keys;
     }
     return purged;

@@ -22,7 +22,7 @@ export class IdempotencyMetrics {
     });
     purgeRuns.inc({ result: 'success' }, 0);
     purgeRuns.inc({ result: 'failure' }, 0);
-    const purged = new Counter({ name: 'idempotency_purged_keys_total', help: 'Expired keys deleted by the purge job', registers: [registry] });
+    const purged = new Counter({ name: 'idempotency_purged_keys_total', help: 'Expired keys the purge dropped with their partitions, as the tables\' statistics count them', registers: [registry] });
 
     const waits = new Histogram({
       name: 'idempotency_wait_duration_seconds',
