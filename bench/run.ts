@@ -250,13 +250,24 @@ class ResponseLog {
     this.requests.push({ start: end - responseTime, end });
   }
 
-  /** p99 of the requests in flight at some moment of [from, to], and of the others after the warm-up. */
-  split(from: number, to: number, warmUpMs: number): { during: Percentile; without: Percentile } {
-    const overlaps = (r: { start: number; end: number }) => r.start <= to && r.end >= from;
+  /**
+   * p99 of the requests in flight at some moment of [from, to], against the median p99 of windows
+   * as long elsewhere in the same load (its warm-up left out): a p99 of a hundred requests is about
+   * their slowest, so it is compared with others of the same size, not with the whole load's.
+   */
+  split(from: number, to: number, warmUpMs: number): { during: Percentile; without: Percentile & { windows: number } } {
     const measured = this.requests.filter((r) => r.start >= this.started + warmUpMs);
+    const inFlight = (a: number, b: number) => measured.filter((r) => r.start <= b && r.end >= a).map((r) => r.end - r.start);
+    const length = Math.max(to - from, 1);
+    const windows: Percentile[] = [];
+    const lastEnd = Math.max(...measured.map((r) => r.end));
+    for (let start = this.started + warmUpMs; start + length <= lastEnd; start += length) {
+      if (start <= to && start + length >= from) continue;
+      windows.push(percentile99(inFlight(start, start + length)));
+    }
     return {
-      during: percentile99(measured.filter(overlaps).map((r) => r.end - r.start)),
-      without: percentile99(measured.filter((r) => !overlaps(r)).map((r) => r.end - r.start)),
+      during: percentile99(inFlight(from, to)),
+      without: { p99: medianOf(windows.map((w) => w.p99)), requests: medianOf(windows.map((w) => w.requests)), windows: windows.length },
     };
   }
 }
@@ -352,8 +363,8 @@ function report(results: Awaited<ReturnType<typeof measureAll>>): void {
     ...growth.map((g) => `| ${g.liveRows} | ${g.first.rps} | ${g.first.p99} | ${g.replay.rps} | ${g.replay.p99} |`),
     '',
     `Purge of ${purge.rows} expired rows during first executions: ${purge.purged} purged in ${purge.purgeMs} ms; ` +
-      `first p99 ${purge.without.p99} ms over the load's ${purge.without.requests} other requests → ${purge.during.p99} ms over its ` +
-      `${purge.during.requests} requests in flight during the purge (×${ratios.purgeP99OverWithout}).`,
+      `first p99 ${purge.during.p99} ms over the ${purge.during.requests} requests in flight during it, against ${purge.without.p99} ms, ` +
+      `the median p99 of ${purge.without.windows} windows as long elsewhere in the same load (about ${purge.without.requests} requests each) (×${ratios.purgeP99OverWithout}).`,
   ];
   console.log(lines.join('\n'));
   const file = path.resolve('bench/results/latest.json');
