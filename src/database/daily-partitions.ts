@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { ListenedPgClient } from './listened-pg-client.js';
 import { SQLSTATE, sqlStateOf } from './postgres-errors.js';
 import { type Queryable, queryRows } from './query-rows.js';
 import {
@@ -29,21 +30,27 @@ export async function createDailyPartitions(pool: pg.Pool, table: DailyPartition
   return row!.created;
 }
 
+// The purge's own connection, named so that it shows as such in pg_stat_activity.
+const PURGE_APPLICATION_NAME = 'pagos-purge';
+
 /**
  * Detaches (CONCURRENTLY) and drops every wholly expired partition of each table, in the order given,
  * finishing any removal a previous run left halfway. One replica at a time (a session advisory
  * try-lock on the set): another replica's run returns [] at once and leaves the work to this one.
+ * On a connection of its own, opened with `pool`'s settings and closed after, never one of `pool`'s:
+ * a detach waits for older snapshots, and a pooled connection held that long is one the requests
+ * would queue for.
  */
 export async function dropExpiredDailyPartitions(pool: pg.Pool, tables: readonly ExpiringTable[]): Promise<DroppedPartition[]> {
-  const client = await pool.connect();
+  // The pool keeps its password out of its enumerable options.
+  const { password } = pool.options as pg.PoolConfig;
+  const client = new ListenedPgClient({ ...pool.options, password, pipeline: false, application_name: PURGE_APPLICATION_NAME } as pg.ClientConfig);
+  await client.connect();
   try {
-    const dropped = await dropWhileLocked(client, tables);
-    client.release();
-    return dropped;
-  } catch (error) {
-    // Closed rather than pooled: its session may still hold the lock.
-    client.release(error as Error);
-    throw error;
+    return await dropWhileLocked(client, tables);
+  } finally {
+    // Closing the session also releases its lock if the run failed before unlocking.
+    await client.end().catch(() => undefined);
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
+import { pgPoolOf } from '../../src/database/query-rows.js';
 import type { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
 import type { ClaimOutcome, KeyRequest } from '../../src/idempotency/idempotency.types.js';
 import { insertExpiredKeys } from '../support/ledger.js';
@@ -112,6 +113,19 @@ describe('partitions of idempotency_keys under races and restarts', () => {
     await leaveDetachPending(url, db, 'idempotency_keys', name!);
     expect(await partitions('detach_pending')).toEqual([name]);
     expect(await harness.purgeJob.purgeOnce()).toBe(80);
+    expect(await tableExists(name!)).toBe(false);
+  });
+
+  it('the drop takes no connection from the requests\' pool: with every pooled connection checked out, it still drops the day', async () => {
+    await insertExpiredKeys(db, 30, `own-connection-${randomUUID()}-`);
+    const [name] = await expiredPartitions();
+    const pool = pgPoolOf(harness.dataSource);
+    const held = await Promise.all(Array.from({ length: 12 }, () => pool.connect()));
+    try {
+      expect(await store.dropExpiredKeyPartitions()).toEqual([{ table: 'idempotency_keys', name, rows: 30 }]);
+    } finally {
+      for (const client of held) client.release();
+    }
     expect(await tableExists(name!)).toBe(false);
   });
 });
