@@ -149,7 +149,11 @@ describe('the second hop: the processor loses answers, fails, is slow or down', 
     const key = randomUUID();
     const body = nuevoPago();
     const lost = pay(key, body, victim.baseUrl).catch(() => undefined);
-    await eventually('the intent is recorded', async () => (await db.query(`SELECT 1 FROM pagos WHERE numero_orden = $1 AND gateway_charge_id IS NOT NULL`, [body.numeroOrden])).rowCount === 1);
+    // The processor claimed the confirmation's key: it is there, held by the latency, not still on its way.
+    await eventually('the confirmation is at the processor', async () => (await db.query(
+      `SELECT 1 FROM procesador_local.idempotency_keys WHERE key = 'pagos-' || (SELECT operation_id FROM pagos WHERE numero_orden = $1) || '-confirm-1'`,
+      [body.numeroOrden],
+    )).rowCount === 1);
     await victim.stop('SIGKILL');
     await lost;
     await eventually('the processor charged the order once', async () => (await countChargesOfOrder(db, body.numeroOrden)) === 1);
