@@ -93,7 +93,7 @@ export class DeferredCommit {
     return this.open;
   }
 
-  /** True from `startWith` until a write takes the gate out (`runFirst`) or it is rolled back. */
+  /** True from `startWith` until a write sends the gate (`runFirst`); still true after a rollback that came first. */
   get hasUnsentGate(): boolean {
     return this.gate?.sent === false;
   }
