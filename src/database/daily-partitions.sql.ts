@@ -34,7 +34,7 @@ export const EXPIRED_DAILY_PARTITIONS = `
      AND relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = $1::text::regclass)
    ORDER BY 1`;
 
-/** Counts and drops partition $2 of table $1 once detached. NULL: another replica dropped it already. */
+/** Drops partition $2 of table $1 once detached, returning about how many rows it held (see migration 1764700029000). NULL: another replica dropped it already. */
 export const DROP_DETACHED_DAILY_PARTITION = `
   SELECT drop_detached_daily_partition($1::text::regclass, $2::text) AS rows`;
 

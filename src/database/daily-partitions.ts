@@ -9,7 +9,7 @@ import {
 
 export type { DailyPartitionedTable } from './daily-partitions.sql.js';
 
-/** A partition the purge dropped, and how many rows went with it. */
+/** A partition the purge dropped, and about how many rows went with it (the table's statistics). */
 export interface DroppedPartition {
   readonly table: DailyPartitionedTable;
   readonly name: string;
