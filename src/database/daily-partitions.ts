@@ -30,6 +30,8 @@ export async function createDailyPartitions(pool: pg.Pool, table: DailyPartition
   return row!.created;
 }
 
+export const SECONDS_PER_DAY = 86_400;
+
 // The purge's own connection, named so that it shows as such in pg_stat_activity.
 const PURGE_APPLICATION_NAME = 'pagos-purge';
 

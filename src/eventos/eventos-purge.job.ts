@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type pg from 'pg';
 import { DataSource } from 'typeorm';
-import { createDailyPartitions, dropExpiredDailyPartitions, type ExpiringTable } from '../database/daily-partitions.js';
+import { createDailyPartitions, dropExpiredDailyPartitions, type ExpiringTable, SECONDS_PER_DAY } from '../database/daily-partitions.js';
 import { pgPoolOf } from '../database/query-rows.js';
 import { scheduleCronJob } from '../scheduling/cron-job.js';
 import { EVENTOS_OPTIONS, type EventosOptions } from './eventos.options.js';
@@ -10,7 +10,6 @@ import { EVENTOS_OPTIONS, type EventosOptions } from './eventos.options.js';
 // Days of partitions kept ready ahead: an event (and the payment writing it) finds no partition only if
 // the purge has failed for a week. The migration creates as many.
 export const EVENT_PARTITION_DAYS_AHEAD = 7;
-const SECONDS_PER_DAY = 86_400;
 
 // Deliveries first: they have no foreign key to their event (migration 1764700030500), so a day's
 // events go only once no delivery of theirs is left to read them.

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { createDailyPartitions, type DroppedPartition, dropExpiredDailyPartitions } from '../database/daily-partitions.js';
+import { createDailyPartitions, type DroppedPartition, dropExpiredDailyPartitions, SECONDS_PER_DAY } from '../database/daily-partitions.js';
 
 /**
  * The partitions of `idempotency_keys` (migration 1764700028500): one per UTC day of expiry, see
@@ -11,7 +11,6 @@ import { createDailyPartitions, type DroppedPartition, dropExpiredDailyPartition
 // Days of partitions kept ready past the TTL: a purge job that fails for a long weekend still leaves
 // every claim a partition (and a claim that finds none creates them itself, see IdempotencyStore).
 export const KEY_PARTITION_DAYS_AHEAD = 3;
-const SECONDS_PER_DAY = 86_400;
 
 /** Creates the partitions of the days a key claimed from now on may expire on; returns how many were new. */
 export function createKeyPartitions(pool: pg.Pool, ttlSeconds: number): Promise<number> {
