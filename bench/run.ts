@@ -21,6 +21,8 @@ import { startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
  */
 const QUICK = process.argv.includes('--quick');
 const PROFILE = process.argv.includes('--profile');
+// Only the purge scenario, for working on it: its line, and bench/results/purge-timeline.json.
+const PURGE_ONLY = process.argv.includes('--purge-only');
 const PLAN = QUICK
   ? { seconds: 3, sizeSeconds: 2, sizes: [0, 100_000], purgeRows: 100_000 }
   : { seconds: 10, sizeSeconds: 5, sizes: [0, 100_000, 1_000_000], purgeRows: 1_000_000 };
@@ -75,6 +77,7 @@ async function main(): Promise<void> {
   readings = new CpuReadings(counters, processor, db);
   try {
     if (PROFILE) await profileAll();
+    else if (PURGE_ONLY) console.log(purgeLine(await purgeUnderLoad(db)));
     else report(await measureAll(db));
   } finally {
     await db.end();
@@ -226,6 +229,8 @@ async function purgeUnderLoad(db: pg.Client) {
   await db.query(`SELECT create_daily_partitions('idempotency_keys', now() - make_interval(days => $1::int), now())`, [EXPIRED_DAYS]);
   await insertKeys(db, PLAN.purgeRows, `now() - make_interval(days => 1 + i % ${EXPIRED_DAYS})`);
   await settle(db);
+  // The load generator shares this process: a first fetch here (its lazy set-up) would stall it.
+  await counters();
   const responses = new ResponseLog();
   const purgeLoad = drive(MAX_PURGE_SECONDS, freshPayment('/pagos', true));
   purgeLoad.instance.on('response', (_client, _status, _bytes, responseTime) => responses.add(responseTime));
@@ -237,6 +242,7 @@ async function purgeUnderLoad(db: pg.Client) {
   purgeLoad.instance.stop();
   measured('first, around the purge', await purgeLoad.result);
   const { during, without } = responses.split(purgeStarted, purgeEnded, PURGE_LOAD_WARM_UP_MS);
+  if (PURGE_ONLY) writeResult('purge-timeline.json', { purgeMs: purgeEnded - purgeStarted, requests: responses.relativeTo(purgeStarted) });
   return { rows: PLAN.purgeRows, purged, purgeMs: ms, without, during };
 }
 
@@ -255,6 +261,11 @@ class ResponseLog {
    * as long elsewhere in the same load (its warm-up left out): a p99 of a hundred requests is about
    * their slowest, so it is compared with others of the same size, not with the whole load's.
    */
+  /** Each request's start and end in ms from `origin`. */
+  relativeTo(origin: number): { start: number; end: number }[] {
+    return this.requests.map(({ start, end }) => ({ start: Math.round(start - origin), end: Math.round(end - origin) }));
+  }
+
   split(from: number, to: number, warmUpMs: number): { during: Percentile; without: Percentile & { windows: number } } {
     const measured = this.requests.filter((r) => r.start >= this.started + warmUpMs);
     const inFlight = (a: number, b: number) => measured.filter((r) => r.start <= b && r.end >= a).map((r) => r.end - r.start);
@@ -362,14 +373,24 @@ function report(results: Awaited<ReturnType<typeof measureAll>>): void {
     '| ---: | ---: | ---: | ---: | ---: |',
     ...growth.map((g) => `| ${g.liveRows} | ${g.first.rps} | ${g.first.p99} | ${g.replay.rps} | ${g.replay.p99} |`),
     '',
-    `Purge of ${purge.rows} expired rows during first executions: ${purge.purged} purged in ${purge.purgeMs} ms; ` +
-      `first p99 ${purge.during.p99} ms over the ${purge.during.requests} requests in flight during it, against ${purge.without.p99} ms, ` +
-      `the median p99 of ${purge.without.windows} windows as long elsewhere in the same load (about ${purge.without.requests} requests each) (×${ratios.purgeP99OverWithout}).`,
+    purgeLine(purge),
   ];
   console.log(lines.join('\n'));
-  const file = path.resolve('bench/results/latest.json');
+  writeResult('latest.json', { date: new Date().toISOString(), machine, quick: QUICK, ratios, ...results, markdown: lines.join('\n') });
+}
+
+function writeResult(name: string, result: object): void {
+  const file = path.resolve('bench/results', name);
   mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), machine, quick: QUICK, ratios, ...results, markdown: lines.join('\n') }, null, 2));
+  writeFileSync(file, JSON.stringify(result, null, 2));
+}
+
+function purgeLine(purge: Awaited<ReturnType<typeof purgeUnderLoad>>): string {
+  return (
+    `Purge of ${purge.rows} expired rows during first executions: ${purge.purged} purged in ${purge.purgeMs} ms; ` +
+    `first p99 ${purge.during.p99} ms over the ${purge.during.requests} requests in flight during it, against ${purge.without.p99} ms, ` +
+    `the median p99 of ${purge.without.windows} windows as long elsewhere in the same load (about ${purge.without.requests} requests each) (×${round(purge.during.p99 / purge.without.p99, 2)}).`
+  );
 }
 
 /** What the processor costs a first execution: its process, and its statements in PostgreSQL. */
