@@ -25,6 +25,7 @@ import { PartitionIdempotencyKeys1764700028500 } from './1764700028500-partition
 import { DailyPartitionFunctions1764700029000 } from './1764700029000-daily-partition-functions.js';
 import { PrepareEventosAndDeliveriesForPartitions1764700030000 } from './1764700030000-prepare-eventos-and-deliveries-for-partitions.js';
 import { PartitionEventosAndDeliveries1764700030500 } from './1764700030500-partition-eventos-and-deliveries.js';
+import { ClaimKeyWithExpiry1764700031000 } from './1764700031000-claim-key-with-expiry.js';
 
 /** Every migration in order; listed explicitly so the built app and the ESM tests load the same set. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   DailyPartitionFunctions1764700029000,
   PrepareEventosAndDeliveriesForPartitions1764700030000,
   PartitionEventosAndDeliveries1764700030500,
+  ClaimKeyWithExpiry1764700031000,
 ];

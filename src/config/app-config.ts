@@ -30,6 +30,8 @@ export interface AppConfig {
     readonly purgeCron: string;
     /** Duplicates of a key in flight waiting for its answer (`Prefer: wait`). */
     readonly waiting: { readonly defaultSeconds: number; readonly maxSeconds: number; readonly maxWaiters: number };
+    /** Completed answers replayed from memory (see ReplayCache). */
+    readonly replayCache: { readonly entries: number; readonly seconds: number };
   };
   readonly pagos: {
     /** When the reconciler settles payments their clients abandoned (cron syntax with seconds). */
@@ -111,6 +113,10 @@ export const CONFIG_DEFAULTS = {
   // 1000 waiting sockets per process cost little memory and file descriptors, and bound the burst
   // of re-reads on the pool when their keys settle at once.
   maxWaiters: 1000,
+  // 10,000 answers of about 1 KiB each: 10 MiB. A client's retries come within seconds to minutes, and
+  // a completed answer never changes, so a minute in memory serves a retry storm from one read.
+  replayCacheEntries: 10_000,
+  replayCacheSeconds: 60,
   stripeApiUrl: 'https://api.stripe.com',
   // 10 s: a card confirmation takes 1–3 s at Stripe; three tries (two SDK retries) stay within the
   // 60 s lock timeout, so the attempt still owns its key when its last try answers.
@@ -177,6 +183,10 @@ function toAppConfig(env: EnvSchema): AppConfig {
         defaultSeconds: env.IDEMPOTENCY_DEFAULT_WAIT_SECONDS ?? d.defaultWaitSeconds,
         maxSeconds: env.IDEMPOTENCY_MAX_WAIT_SECONDS ?? d.maxWaitSeconds,
         maxWaiters: env.IDEMPOTENCY_MAX_WAITERS ?? d.maxWaiters,
+      },
+      replayCache: {
+        entries: env.IDEMPOTENCY_REPLAY_CACHE_ENTRIES ?? d.replayCacheEntries,
+        seconds: env.IDEMPOTENCY_REPLAY_CACHE_SECONDS ?? d.replayCacheSeconds,
       },
     },
     pagos: {

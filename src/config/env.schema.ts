@@ -101,6 +101,19 @@ export class EnvSchema {
   @Max(100_000)
   IDEMPOTENCY_MAX_WAITERS?: number;
 
+  /** Completed answers kept in memory per process to replay without a round trip (0: none). */
+  @IsOptional()
+  @WholeNumber()
+  @Min(0)
+  @Max(1_000_000)
+  IDEMPOTENCY_REPLAY_CACHE_ENTRIES?: number;
+
+  @IsOptional()
+  @WholeNumber()
+  @Min(1)
+  @Max(3600)
+  IDEMPOTENCY_REPLAY_CACHE_SECONDS?: number;
+
   @IsOptional()
   @Validate(CronExpressionConstraint)
   PAGOS_RECONCILE_CRON?: string;

@@ -23,6 +23,7 @@ import { IdempotencyStore, isClaimLost } from './idempotency.store.js';
 import type { Claim, ClaimOrigin, ClaimOutcome, KeyRequest, StoredResponse } from './idempotency.types.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import { ReplayCache } from './replay-cache.js';
 import { attachOperationId } from './operation-id.decorator.js';
 import { isTransientClientError, storedJson, storedProblem } from './stored-response.js';
 
@@ -37,7 +38,9 @@ interface FirstWriteClaim {
 
 /**
  * Runs an `@Idempotent()` handler at most once per key: claims the key first, stores the answer in
- * the transaction of the handler's last write, and replays it for every later request with that key.
+ * the transaction of the handler's last write, and replays it for every later request with that key
+ * (its next retries from this process's memory, see {@link ReplayCache}, before any validation: the
+ * same fingerprint passed it when the key was read).
  * Failures of our own (5xx) and transient conflicts (a 4xx with `Retry-After`) are not stored: the
  * claim is released so a retry can run again. A duplicate of a key in flight may wait for its answer
  * first (see {@link InFlightWaiter}).
@@ -52,6 +55,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     private readonly transactions: Transactions,
     private readonly events: IdempotencyEvents,
     private readonly waiter: InFlightWaiter,
+    private readonly replays: ReplayCache,
     @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
   ) {}
 
@@ -66,7 +70,13 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const response = http.getResponse<FastifyReply>();
-    const keyRequest = await this.keyRequestOf(context, request);
+    const keyRequest = this.keyRequestOf(request);
+    const cached = this.replays.find(keyRequest);
+    if (cached) {
+      this.events.outcome(request, 'replayed');
+      return replay(response, cached);
+    }
+    await this.options.validateRequest?.(context);
     const first = route.claimWithFirstWrite ? await this.claimWithFirstWrite(keyRequest, request, response, next) : undefined;
     const claimed = first?.outcome ?? (await this.store.claimKey(keyRequest));
     const { outcome, waitedSeconds } =
@@ -81,8 +91,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
         return this.execute(outcome.claim, request, response, next, first?.running);
       case 'replay':
         report(waitedSeconds === undefined ? 'replayed' : 'waited_replay');
-        response.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
-        return send(response, outcome.response);
+        this.replays.remember(keyRequest, outcome.response, outcome.expiresInSeconds);
+        return replay(response, outcome.response);
       case 'mismatch':
         report('mismatch');
         throw new IdempotencyKeyReusedError();
@@ -94,12 +104,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
   }
 
-  private async keyRequestOf(context: ExecutionContext, request: FastifyRequest): Promise<KeyRequest> {
+  private keyRequestOf(request: FastifyRequest): KeyRequest {
     const lines = headerLines(request.raw, IDEMPOTENCY_KEY_LINE);
     // No line is undefined, one line its value, more are refused by the parser.
     const parsed = parseIdempotencyKey(lines.length <= 1 ? lines[0] : lines);
     if (!parsed.ok) throw new IdempotencyKeyInvalidError(parsed.reason);
-    await this.options.validateRequest?.(context);
     const fingerprint = fingerprintRequest({ method: request.method, target: request.originalUrl, body: request.body });
     return { scope: this.options.scopeOf(request), key: parsed.key, fingerprint };
   }
@@ -231,6 +240,11 @@ function replayedHeaders(response: FastifyReply): Record<string, string> {
     if (name !== 'content-type' && typeof value === 'string') headers[name] = value;
   }
   return headers;
+}
+
+function replay(response: FastifyReply, stored: StoredResponse): string {
+  response.header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+  return send(response, stored);
 }
 
 /** Sends the stored bytes: Fastify writes a string body as is when its content type is set. */

@@ -4,6 +4,7 @@ import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
 import { IdempotencyEvents } from './idempotency.events.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { InFlightWaiter } from './in-flight-waiter.js';
+import { ReplayCache } from './replay-cache.js';
 import { KeySettledListener } from './key-settled-listener.js';
 import { KeyWaiters } from './key-waiters.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
@@ -18,7 +19,7 @@ import { IdempotencyStore } from './idempotency.store.js';
  * @example
  *   IdempotencyModule.forRoot({ ttlSeconds: 86400, lockTimeoutSeconds: 60, purgeCron: '0 *\/10 * * * *',
  *     scopeOf: (request) => request.user.id,
- *     waiting: { defaultSeconds: 0, maxSeconds: 10, maxWaiters: 1000 } })
+ *     waiting: { defaultSeconds: 0, maxSeconds: 10, maxWaiters: 1000 }, replayCache: { entries: 10000, seconds: 60 } })
  */
 @Module({})
 export class IdempotencyModule {
@@ -29,9 +30,9 @@ export class IdempotencyModule {
       imports: [TypeOrmModule.forFeature([IdempotencyKeyRecord])],
       providers: [
         { provide: IDEMPOTENCY_OPTIONS, useValue: options }, IdempotencyStore, IdempotencyEvents, IdempotencyInterceptor, IdempotencyPurgeJob,
-        KeyWaiters, KeySettledListener, InFlightWaiter,
+        KeyWaiters, KeySettledListener, InFlightWaiter, ReplayCache,
       ],
-      exports: [IDEMPOTENCY_OPTIONS, IdempotencyStore, IdempotencyEvents, IdempotencyInterceptor, IdempotencyPurgeJob, InFlightWaiter],
+      exports: [IDEMPOTENCY_OPTIONS, IdempotencyStore, IdempotencyEvents, IdempotencyInterceptor, IdempotencyPurgeJob, InFlightWaiter, ReplayCache],
     };
   }
 }

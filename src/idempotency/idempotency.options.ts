@@ -21,6 +21,8 @@ export interface IdempotencyOptions {
   /** Whose key this is: keys are unique per scope (typically the authenticated client). */
   readonly scopeOf: (request: FastifyRequest) => string;
   readonly waiting: WaitingOptions;
+  /** Completed answers this process replays from memory (see ReplayCache); 0 entries: every replay reads the key. */
+  readonly replayCache: { readonly entries: number; readonly seconds: number };
   /** Rejects an invalid request before its key is claimed, so the rejection is not stored. */
   readonly validateRequest?: (context: ExecutionContext) => Promise<void>;
 }

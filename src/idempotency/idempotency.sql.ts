@@ -27,7 +27,8 @@
 const KEY_COLUMNS = `
   request_hash::text AS "requestHash", status, operation_id AS "operationId",
   response_status AS "responseStatus", response_headers AS "responseHeaders", response_body AS "responseBody",
-  (locked_at <= now() - make_interval(secs => $3::int)) AS "leaseExpired"`;
+  (locked_at <= now() - make_interval(secs => $3::int)) AS "leaseExpired",
+  extract(epoch FROM expires_at - now())::float8 AS "expiresInSeconds"`;
 
 /**
  * (none or expired) → in_flight, owned by lock token $4; or, when the key is live, its row.
@@ -38,17 +39,18 @@ const KEY_COLUMNS = `
  * the winner's live row and inserts nothing. An expired key counts as unused: the winner inserts a new
  * row (a new operation) and leaves the expired one to its partition's drop.
  * Result: `claimed = true` (this caller owns the key; `replacedExpired` when an expired row of the key
- * exists), or `claimed = false` with the live row. (Before the advisory lock a claim could also get zero
- * rows, when the key became live after its snapshot; the store still reads the key with findKey then.)
- * The statement is the body of `idempotency_claim_key` (migrations 1764700014000, 1764700028500):
- * PL/pgSQL plans it once per connection, where its text would be planned on every call (0.49 against
- * 0.21 ms of server CPU per claim, 0.28 against 0.07 per replay).
+ * exists), or `claimed = false` with the live row; either way `expiresInSeconds`, the key's time left.
+ * (Before the advisory lock a claim could also get zero rows, when the key became live after its
+ * snapshot; the store still reads the key with findKey then.)
+ * The statement is the body of `idempotency_claim_key_with_expiry` (migrations 1764700014000,
+ * 1764700028500, 1764700031000): PL/pgSQL plans it once per connection, where its text would be planned
+ * on every call (0.49 against 0.21 ms of server CPU per claim, 0.28 against 0.07 per replay).
  * A claim whose expiry day has no partition fails with SQLSTATE 23514; the store then creates the
  * partitions and claims again (see IdempotencyStore).
  * $1 scope, $2 key, $3 lock timeout seconds, $4 lock token, $5 request hash, $6 operation id, $7 ttl seconds.
  */
 export const CLAIM_KEY = `
-  SELECT * FROM idempotency_claim_key($1::text, $2::text, $3::int, $4::uuid, $5::text, $6::uuid, $7::int)`;
+  SELECT * FROM idempotency_claim_key_with_expiry($1::text, $2::text, $3::int, $4::uuid, $5::text, $6::uuid, $7::int)`;
 
 /**
  * Reads a live key to decide between replay, mismatch and in flight, when claimKey's snapshot

@@ -26,6 +26,7 @@ interface KeyRow {
   readonly responseHeaders: Record<string, string> | null;
   readonly responseBody: string | null;
   readonly leaseExpired: boolean | null;
+  readonly expiresInSeconds: number;
 }
 
 type ClaimRow =
@@ -154,7 +155,7 @@ export class IdempotencyStore {
 
   private async outcomeOfExisting(request: KeyRequest, row: KeyRow): Promise<ClaimOutcome> {
     if (row.requestHash !== request.fingerprint) return { kind: 'mismatch' };
-    if (row.status === 'completed') return { kind: 'replay', response: storedResponseOf(row) };
+    if (row.status === 'completed') return { kind: 'replay', response: storedResponseOf(row), expiresInSeconds: row.expiresInSeconds };
     if (row.status === 'in_flight' && !row.leaseExpired) return { kind: 'in_flight' };
     return this.takeOverKey(request);
   }

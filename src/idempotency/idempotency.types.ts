@@ -27,7 +27,7 @@ export type ClaimOrigin = 'new_key' | 'expired_key' | 'takeover';
 
 export type ClaimOutcome =
   | { readonly kind: 'claimed'; readonly claim: Claim; readonly origin: ClaimOrigin }
-  | { readonly kind: 'replay'; readonly response: StoredResponse }
+  | { readonly kind: 'replay'; readonly response: StoredResponse; readonly expiresInSeconds: number }
   | { readonly kind: 'mismatch' }
   | { readonly kind: 'in_flight' };
 

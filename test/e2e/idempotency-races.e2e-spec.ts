@@ -118,7 +118,7 @@ describe('idempotency statements under races', () => {
     const results = await Promise.all([complete(stalled, '{"from":"stalled"}'), complete(current, '{"from":"current"}')]);
     expect(results).toEqual([false, true]);
     const replay = await store.claimKey(request);
-    expect(replay).toEqual({ kind: 'replay', response: { status: 201, headers: {}, body: '{"from":"current"}' } });
+    expect(replay).toEqual({ kind: 'replay', response: { status: 201, headers: {}, body: '{"from":"current"}' }, expiresInSeconds: expect.any(Number) });
   });
 
   it('completeKey: 20 concurrent completions by the owner store the answer exactly once', async () => {
@@ -205,7 +205,9 @@ describe('idempotency statements under races', () => {
     const request = newRequest();
     await complete(await claimOf(request), '{"first":true}');
     const result = await claimWithWrite(request, `replayed-${request.key}`);
-    expect(result).toEqual({ outcome: { kind: 'replay', response: { status: 201, headers: {}, body: '{"first":true}' } }, wrote: false, committed: false });
+    expect(result).toEqual({
+      outcome: { kind: 'replay', response: { status: 201, headers: {}, body: '{"first":true}' }, expiresInSeconds: expect.any(Number) }, wrote: false, committed: false,
+    });
     expect(await written(`replayed-${request.key}`)).toBe(0);
   });
 

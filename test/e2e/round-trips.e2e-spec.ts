@@ -49,9 +49,11 @@ describe('round trips to PostgreSQL per request (real app, real connection)', ()
     return answer;
   }
 
-  async function medianRoundTrips(request: () => Promise<unknown>): Promise<number> {
+  /** `prepare` makes each sample's request, uncounted; its out-of-band work is over before the count starts. */
+  async function medianRoundTrips(prepare: () => Promise<() => Promise<unknown>>): Promise<number> {
     const samples: number[] = [];
     for (let sample = 0; sample < SAMPLES; sample++) {
+      const request = await prepare();
       await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
       const before = proxy.roundTrips(API_CONNECTIONS);
       await request();
@@ -62,18 +64,21 @@ describe('round trips to PostgreSQL per request (real app, real connection)', ()
   }
 
   it('a first payment costs at most 3: the claim with the start, the intent recorded, settled with its event and answer', async () => {
-    expect(await medianRoundTrips(() => pay())).toBeLessThanOrEqual(3);
+    expect(await medianRoundTrips(async () => () => pay())).toBeLessThanOrEqual(3);
   });
 
   it('a refund costs at most 3: the claim, the reservation, settled with its event and answer', async () => {
     const pagoId = await pay();
-    expect(await medianRoundTrips(() => refund(pagoId))).toBeLessThanOrEqual(3);
+    expect(await medianRoundTrips(async () => () => refund(pagoId))).toBeLessThanOrEqual(3);
   });
 
-  it('a replay costs 1', async () => {
-    const key = randomUUID();
-    const body = nuevoPago();
-    await pay(key, body);
-    expect(await medianRoundTrips(() => pay(key, body))).toBe(1);
+  it('a replay costs 1: the first retry of a key reads it (its next ones are answered from memory, see replay-cache.e2e)', async () => {
+    const firstRetry = async () => {
+      const key = randomUUID();
+      const body = nuevoPago();
+      await pay(key, body);
+      return () => pay(key, body);
+    };
+    expect(await medianRoundTrips(firstRetry)).toBe(1);
   });
 });

@@ -25,6 +25,7 @@ const DEFAULTS: IdempotencyOptions = {
   scopeOf: () => 'alice',
   // The store never waits; waiting needs the service's listener (see test/e2e/prefer-wait.e2e-spec.ts).
   waiting: { defaultSeconds: 0, maxSeconds: 0, maxWaiters: 0 },
+  replayCache: { entries: 0, seconds: 1 },
 };
 
 /**

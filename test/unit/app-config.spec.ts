@@ -44,6 +44,7 @@ describe('loadConfig: defaults', () => {
     expect(config.idempotency).toEqual({
       ttlSeconds: 86400, lockTimeoutSeconds: 60, purgeCron: '0 */10 * * * *',
       waiting: { defaultSeconds: 0, maxSeconds: 10, maxWaiters: 1000 },
+      replayCache: { entries: 10_000, seconds: 60 },
     });
     expect(config.databaseListenUrl).toBeUndefined();
     expect(config.dbPoolSize).toBe(CONFIG_DEFAULTS.dbPoolSize);
@@ -95,12 +96,14 @@ describe('loadConfig: valid values are read', () => {
       IDEMPOTENCY_TTL_SECONDS: '3600',
       IDEMPOTENCY_LOCK_TIMEOUT_SECONDS: '30',
       IDEMPOTENCY_PURGE_CRON: '*/5 * * * *',
+      IDEMPOTENCY_REPLAY_CACHE_ENTRIES: '500',
+      IDEMPOTENCY_REPLAY_CACHE_SECONDS: '5',
       API_TOKENS: `alice:${TOKEN_A},bob:${TOKEN_B}`,
     });
     expect(config.port).toBe(8080);
     expect(config.databaseUrl).toBe('postgres://app@db.internal:5432/pagos');
     expect(config.idempotency).toEqual({
-      ttlSeconds: 3600, lockTimeoutSeconds: 30, purgeCron: '*/5 * * * *', waiting: CONFIG_WAITING_DEFAULTS,
+      ttlSeconds: 3600, lockTimeoutSeconds: 30, purgeCron: '*/5 * * * *', waiting: CONFIG_WAITING_DEFAULTS, replayCache: { entries: 500, seconds: 5 },
     });
     expect(config.apiClients).toEqual([
       { clientId: 'alice', token: TOKEN_A },
