@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { ApiClient } from '../config/app-config.js';
 
 /**
@@ -23,5 +23,5 @@ export class ApiTokenVerifier {
 }
 
 function digestOf(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+  return hash('sha256', token, 'buffer');
 }

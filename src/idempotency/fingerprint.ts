@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
 export interface FingerprintInput {
@@ -13,7 +13,7 @@ export interface FingerprintInput {
  * whitespace do not change it while any change of a value does.
  */
 export function fingerprintRequest({ method, target, body }: FingerprintInput): string {
-  return createHash('sha256').update(`${method.toUpperCase()}\n${target}\n${canonicalBodyOf(body)}`).digest('hex');
+  return hash('sha256', `${method.toUpperCase()}\n${target}\n${canonicalBodyOf(body)}`);
 }
 
 /**

@@ -15,6 +15,11 @@ export class ClientThrottlerGuard extends ThrottlerGuard {
     return clientIdOf(request as unknown as FastifyRequest);
   }
 
+  /** The route and the client as they are (the library hashes them: a SHA-256 per request, for a key nobody reads). */
+  protected override generateKey(context: ExecutionContext, tracker: string, throttlerName: string): string {
+    return `${context.getClass().name}-${context.getHandler().name}-${throttlerName}-${tracker}`;
+  }
+
   protected override async throwThrottlingException(_context: ExecutionContext, limit: ThrottlerLimitDetail): Promise<void> {
     throw new RateLimitedError(Math.max(1, limit.timeToBlockExpire));
   }
