@@ -27,7 +27,8 @@ describe('partitions of idempotency_keys under races and restarts', () => {
 
   beforeAll(async () => {
     url = await createTestDatabase('key_partitions');
-    app = await startAppProcess(url);
+    // Its own purge never runs: a run at a ten-minute mark would create the days a test counts.
+    app = await startAppProcess(url, { IDEMPOTENCY_PURGE_CRON: '0 0 1 1 *' });
     harness = await openStore(url, { poolSize: 12, ttlSeconds: TTL_SECONDS });
     store = harness.store;
     db = await connect(url);
@@ -114,6 +115,27 @@ describe('partitions of idempotency_keys under races and restarts', () => {
     expect(await partitions('detach_pending')).toEqual([name]);
     expect(await harness.purgeJob.purgeOnce()).toBe(80);
     expect(await tableExists(name!)).toBe(false);
+  });
+
+  it('the purge takes its steps apart: two expired days are each seen detached and not yet dropped, one after the other', async () => {
+    await insertExpiredKeys(db, 40, `paced-a-${randomUUID()}-`, 'alice', 1);
+    await insertExpiredKeys(db, 40, `paced-b-${randomUUID()}-`, 'alice', 2);
+    const days = await expiredPartitions();
+    expect(days).toHaveLength(2);
+    const seenAlone = new Set<string>();
+    const purge = harness.purgeJob.purgeOnce();
+    let finished = false;
+    void purge.finally(() => (finished = true));
+    while (!finished) {
+      // A detached day still there, the other one either still attached or already gone.
+      const detached = await db.query<{ name: string }>(
+        `SELECT relname AS name FROM pg_class WHERE relname = ANY($1) AND relkind = 'r' AND NOT relispartition`, [days]);
+      if (detached.rowCount === 1) seenAlone.add(detached.rows[0]!.name);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await purge).toBe(80);
+    expect([...seenAlone].sort()).toEqual([...days].sort());
+    for (const day of days) expect(await tableExists(day)).toBe(false);
   });
 
   it('the drop takes no connection from the requests\' pool: with every pooled connection checked out, it still drops the day', async () => {
