@@ -452,10 +452,10 @@ async function startBenchServer(databaseUrl: string, processor: BenchProcessor):
       API_TOKENS: `bench:${TOKEN}`,
       // The purge runs only when the bench asks for it.
       IDEMPOTENCY_PURGE_CRON: '0 0 0 1 1 *',
-      // Both routes pass the rate limiter, set out of reach (10,000 a second): its cost is measured,
+      // Both routes pass the rate limiter, set out of reach (a million a second; replays from memory passed 10,000): its cost is measured,
       // not its refusals. A one-second window keeps its per-client bookkeeping to about a second of
       // hits, as production's limit keeps it to RATE_LIMIT_REQUESTS.
-      RATE_LIMIT_REQUESTS: "1000000",
+      RATE_LIMIT_REQUESTS: '1000000',
       RATE_LIMIT_WINDOW_SECONDS: '1',
       LOG_LEVEL: 'error',
     },
