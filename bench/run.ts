@@ -45,6 +45,8 @@ const REQUESTS_PER_CONFLICT_KEY = 64;
 const MAX_PURGE_SECONDS = 300;
 // The purge's load runs this long before anything is counted: its connections open, its first wave queues.
 const PURGE_LOAD_WARM_UP_MS = 2_000;
+// Windows as long as the purge to compare it with, from the load after it (about one more comes before it).
+const PURGE_WINDOWS_AFTER = 5;
 // The purge's expired keys are spread over this many past days, each day a partition the purge drops.
 const EXPIRED_DAYS = 3;
 // Packages listed per profile, most self time first.
@@ -238,7 +240,8 @@ async function purgeUnderLoad(db: pg.Client) {
   const purgeStarted = performance.now();
   const { purged, ms } = await fetch(`${BASE}/bench/purge`, { method: 'POST' }).then((r) => r.json() as Promise<{ purged: number; ms: number }>);
   const purgeEnded = performance.now();
-  await delay(PLAN.sizeSeconds * 1000);
+  // Enough of the same load after it for several windows as long as the purge (it pauses between steps).
+  await delay(Math.max(PLAN.sizeSeconds * 1000, PURGE_WINDOWS_AFTER * (purgeEnded - purgeStarted)));
   purgeLoad.instance.stop();
   measured('first, around the purge', await purgeLoad.result);
   const { during, without } = responses.split(purgeStarted, purgeEnded, PURGE_LOAD_WARM_UP_MS);

@@ -9,6 +9,7 @@ import { attachJoinableCommit } from '../database/joinable-commit.decorator.js';
 import { isSuperseded } from '../database/postgres-errors.js';
 import { type DeferredCommit, Transactions } from '../database/transactions.js';
 import { headerLines } from '../http/header-lines.js';
+import { rawBodyOf } from '../http/json-body.parser.js';
 import { fingerprintRequest } from './fingerprint.js';
 import {
   IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_OPTIONS, IDEMPOTENT_REPLAYED_HEADER, IDEMPOTENT_ROUTE, type IdempotentRouteOptions, REPLAYED_RESPONSE_HEADERS,
@@ -23,7 +24,7 @@ import { IdempotencyStore, isClaimLost } from './idempotency.store.js';
 import type { Claim, ClaimOrigin, ClaimOutcome, KeyRequest, StoredResponse } from './idempotency.types.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
 import { LeaseKeeper } from './lease-keeper.js';
-import { ReplayCache } from './replay-cache.js';
+import { ReplayCache, type SentRequest } from './replay-cache.js';
 import { attachOperationId } from './operation-id.decorator.js';
 import { isTransientClientError, storedJson, storedProblem } from './stored-response.js';
 
@@ -40,7 +41,7 @@ interface FirstWriteClaim {
  * Runs an `@Idempotent()` handler at most once per key: claims the key first, stores the answer in
  * the transaction of the handler's last write, and replays it for every later request with that key
  * (its next retries from this process's memory, see {@link ReplayCache}, before any validation: the
- * same fingerprint passed it when the key was read).
+ * same bytes passed it when the key was read).
  * Failures of our own (5xx) and transient conflicts (a 4xx with `Retry-After`) are not stored: the
  * claim is released so a retry can run again. A duplicate of a key in flight may wait for its answer
  * first (see {@link InFlightWaiter}).
@@ -70,13 +71,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const response = http.getResponse<FastifyReply>();
-    const keyRequest = this.keyRequestOf(request);
-    const cached = this.replays.find(keyRequest);
+    const { scope, key } = this.keyOf(request);
+    const sent = sentRequestOf(request);
+    const cached = this.replays.find(scope, key, sent);
     if (cached) {
       this.events.outcome(request, 'replayed');
       return replay(response, cached);
     }
     await this.options.validateRequest?.(context);
+    const keyRequest: KeyRequest = { scope, key, fingerprint: fingerprintRequest({ method: sent.method, target: sent.target, body: request.body }) };
     const first = route.claimWithFirstWrite ? await this.claimWithFirstWrite(keyRequest, request, response, next) : undefined;
     const claimed = first?.outcome ?? (await this.store.claimKey(keyRequest));
     const { outcome, waitedSeconds } =
@@ -91,7 +94,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         return this.execute(outcome.claim, request, response, next, first?.running);
       case 'replay':
         report(waitedSeconds === undefined ? 'replayed' : 'waited_replay');
-        this.replays.remember(keyRequest, outcome.response, outcome.expiresInSeconds);
+        this.replays.remember(keyRequest, sent, outcome.response, outcome.expiresInSeconds);
         return replay(response, outcome.response);
       case 'mismatch':
         report('mismatch');
@@ -104,13 +107,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
   }
 
-  private keyRequestOf(request: FastifyRequest): KeyRequest {
+  private keyOf(request: FastifyRequest): { scope: string; key: string } {
     const lines = headerLines(request.raw, IDEMPOTENCY_KEY_LINE);
     // No line is undefined, one line its value, more are refused by the parser.
     const parsed = parseIdempotencyKey(lines.length <= 1 ? lines[0] : lines);
     if (!parsed.ok) throw new IdempotencyKeyInvalidError(parsed.reason);
-    const fingerprint = fingerprintRequest({ method: request.method, target: request.originalUrl, body: request.body });
-    return { scope: this.options.scopeOf(request), key: parsed.key, fingerprint };
+    return { scope: this.options.scopeOf(request), key: parsed.key };
   }
 
   /**
@@ -240,6 +242,10 @@ function replayedHeaders(response: FastifyReply): Record<string, string> {
     if (name !== 'content-type' && typeof value === 'string') headers[name] = value;
   }
   return headers;
+}
+
+function sentRequestOf(request: FastifyRequest): SentRequest {
+  return { method: request.method, target: request.originalUrl, body: rawBodyOf(request) };
 }
 
 function replay(response: FastifyReply, stored: StoredResponse): string {

@@ -5,8 +5,17 @@ import type { IdempotencyOptions } from './idempotency.options.js';
 import type { KeyRequest, StoredResponse } from './idempotency.types.js';
 import { keyId } from './key-waiters.js';
 
+/** A request as it came: what a retry answered from memory must repeat byte for byte. */
+export interface SentRequest {
+  readonly method: string;
+  /** The request target as sent (path and query). */
+  readonly target: string;
+  /** The body's bytes (decompressed); undefined without one. */
+  readonly body: Buffer | undefined;
+}
+
 interface CachedReplay {
-  readonly fingerprint: string;
+  readonly sent: SentRequest;
   readonly response: StoredResponse;
 }
 
@@ -19,9 +28,10 @@ const EXPIRY_MARGIN_SECONDS = 1;
  * the key are answered without reading it again. Sound because a completed key never changes until it
  * expires (no statement of idempotency.sql.ts moves it on), so every replica replays the same bytes;
  * an entry never outlives its key (it ends before the key's expiry as PostgreSQL counted it), so an
- * expired key still starts a new operation. A request whose fingerprint differs from the entry's is
- * not answered here: the key's row decides, as without the cache. Bounded in entries, least recently
- * used first out.
+ * expired key still starts a new operation. Only a retry that repeats the remembered request byte for
+ * byte is answered here (same method, target and body bytes: the same fingerprint, without computing
+ * it); any other request with the key goes to the key's row, as without the cache. Bounded in
+ * entries, least recently used first out.
  */
 @Injectable()
 export class ReplayCache {
@@ -34,16 +44,21 @@ export class ReplayCache {
     if (replayCache.entries > 0) this.entries = new LRUCache({ max: replayCache.entries, ttlResolution: 0 });
   }
 
-  /** The stored answer for this request, if this process replayed it lately and the key still lives. */
-  find(request: KeyRequest): StoredResponse | undefined {
-    const cached = this.entries?.get(keyId(request.scope, request.key));
-    return cached?.fingerprint === request.fingerprint ? cached.response : undefined;
+  /** The stored answer for this retry of the key, if this process replayed it lately and the key still lives. */
+  find(scope: string, key: string, sent: SentRequest): StoredResponse | undefined {
+    const cached = this.entries?.get(keyId(scope, key));
+    return cached && isRepeated(sent, cached.sent) ? cached.response : undefined;
   }
 
-  /** Keeps a completed key's answer, read with `expiresInSeconds` left, for its next replays. */
-  remember(request: KeyRequest, response: StoredResponse, expiresInSeconds: number): void {
+  /** Keeps a completed key's answer, read with `expiresInSeconds` left, for the next retries that repeat `sent`. */
+  remember({ scope, key }: KeyRequest, sent: SentRequest, response: StoredResponse, expiresInSeconds: number): void {
     const seconds = Math.min(this.seconds, expiresInSeconds - EXPIRY_MARGIN_SECONDS);
     if (seconds <= 0) return;
-    this.entries?.set(keyId(request.scope, request.key), { fingerprint: request.fingerprint, response }, { ttl: seconds * 1000 });
+    this.entries?.set(keyId(scope, key), { sent, response }, { ttl: seconds * 1000 });
   }
+}
+
+function isRepeated(sent: SentRequest, remembered: SentRequest): boolean {
+  if (sent.method !== remembered.method || sent.target !== remembered.target) return false;
+  return sent.body === undefined || remembered.body === undefined ? sent.body === remembered.body : sent.body.equals(remembered.body);
 }

@@ -16,7 +16,7 @@ const QUIET_MS = 1_500;
 /**
  * Retries answered from the process's memory (ReplayCache), on a real app, a real connection counted on
  * the wire, and real PostgreSQL: the same bytes as the key's row, no round trip, never past the key's
- * expiry, and never for another request reusing the key.
+ * expiry, and only for a retry that repeats the request byte for byte.
  */
 describe('replays from memory (real app, real PostgreSQL)', () => {
   let app: AppProcess;
@@ -78,6 +78,19 @@ describe('replays from memory (real app, real PostgreSQL)', () => {
     const bobs = await postPago(app.baseUrl, { client: BOB, key, body });
     expect(bobs.status).toBe(201);
     expect(bobs.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('a retry with the same JSON in other bytes (order, spacing) is replayed from the key row, its fingerprint being the same', async () => {
+    const key = randomUUID();
+    const body = nuevoPago();
+    const first = await postPago(app.baseUrl, { client: ALICE, key, body });
+    expect(first.status).toBe(201);
+    sameAnswer(await postPago(app.baseUrl, { client: ALICE, key, body }), first);
+
+    const reordered = `{ "token": "${body.token}", "moneda": "${body.moneda}", "monto": ${body.monto}, "numeroOrden": "${body.numeroOrden}" }`;
+    const read = await roundTripsOf(() => postPago(app.baseUrl, { client: ALICE, key, body, rawBody: reordered }));
+    expect(read.roundTrips).toBe(1);
+    sameAnswer(read.result, first);
   });
 
   it('an answer is not kept past its key: once the key expires, the same request starts a new operation', async () => {
