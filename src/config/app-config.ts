@@ -113,8 +113,9 @@ export const CONFIG_DEFAULTS = {
   // 1000 waiting sockets per process cost little memory and file descriptors, and bound the burst
   // of re-reads on the pool when their keys settle at once.
   maxWaiters: 1000,
-  // 10,000 answers of about 1 KiB each: 10 MiB. A client's retries come within seconds to minutes, and
-  // a completed answer never changes, so a minute in memory serves a retry storm from one read.
+  // 10,000 answers, 20 MiB at most (ReplayCache counts 2 KiB an entry on average; a payment's is about
+  // 600 bytes). A client's retries come within seconds to minutes, and a completed answer never
+  // changes, so a minute in memory serves a retry storm from one read.
   replayCacheEntries: 10_000,
   replayCacheSeconds: 60,
   stripeApiUrl: 'https://api.stripe.com',

@@ -46,8 +46,9 @@ const PAUSE_BETWEEN_STEPS_MS = 1_000;
 
 /**
  * Detaches (CONCURRENTLY) and drops every wholly expired partition of each table, in the order given,
- * a pause between steps, finishing any removal a previous run left halfway. One replica at a time (a session advisory
- * try-lock on the set): another replica's run returns [] at once and leaves the work to this one.
+ * a pause between steps, finishing any removal a previous run left halfway. One replica at a time (a
+ * session advisory try-lock on the set): another replica's run returns [] at once and leaves the work
+ * to this one.
  * On a connection of its own, opened with `pool`'s settings and closed after, never one of `pool`'s:
  * a detach waits for older snapshots, and a pooled connection held that long is one the requests
  * would queue for.

@@ -79,7 +79,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
       return replay(response, cached);
     }
     await this.options.validateRequest?.(context);
-    const keyRequest: KeyRequest = { scope, key, fingerprint: fingerprintRequest({ method: sent.method, target: sent.target, body: request.body }) };
+    const fingerprint = fingerprintRequest({ method: sent.method, target: sent.target, body: request.body });
+    const keyRequest: KeyRequest = { scope, key, fingerprint };
     const first = route.claimWithFirstWrite ? await this.claimWithFirstWrite(keyRequest, request, response, next) : undefined;
     const claimed = first?.outcome ?? (await this.store.claimKey(keyRequest));
     const { outcome, waitedSeconds } =

@@ -19,6 +19,12 @@ interface CachedReplay {
   readonly response: StoredResponse;
 }
 
+// The memory an entry is counted for on average: the cache holds `entries` × this at most, whatever
+// the bodies (a valid payment's JSON may carry up to 64 KiB of white space). Payments take about 600 bytes.
+const BYTES_PER_ENTRY = 2_048;
+// An entry's keys, headers and bookkeeping, counted besides the two bodies.
+const ENTRY_OVERHEAD_BYTES = 256;
+
 // A key read with less time left than this is not kept: the entry's end, counted on this process's
 // clock from when the row arrived, would come after the key's end by the time the row took to arrive.
 const EXPIRY_MARGIN_SECONDS = 1;
@@ -31,7 +37,7 @@ const EXPIRY_MARGIN_SECONDS = 1;
  * expired key still starts a new operation. Only a retry that repeats the remembered request byte for
  * byte is answered here (same method, target and body bytes: the same fingerprint, without computing
  * it); any other request with the key goes to the key's row, as without the cache. Bounded in
- * entries, least recently used first out.
+ * entries and in bytes, least recently used first out.
  */
 @Injectable()
 export class ReplayCache {
@@ -40,8 +46,14 @@ export class ReplayCache {
 
   constructor(@Inject(IDEMPOTENCY_OPTIONS) { replayCache }: IdempotencyOptions) {
     this.seconds = replayCache.seconds;
-    // ttlResolution 0: the clock read on each lookup, instead of a timer per lookup to reuse it for 1 ms.
-    if (replayCache.entries > 0) this.entries = new LRUCache({ max: replayCache.entries, ttlResolution: 0 });
+    if (replayCache.entries === 0) return;
+    this.entries = new LRUCache({
+      max: replayCache.entries,
+      maxSize: replayCache.entries * BYTES_PER_ENTRY,
+      sizeCalculation: ({ sent, response }) => ENTRY_OVERHEAD_BYTES + (sent.body?.length ?? 0) + response.body.length,
+      // The clock read on each lookup, instead of a timer per lookup to reuse it for 1 ms.
+      ttlResolution: 0,
+    });
   }
 
   /** The stored answer for this retry of the key, if this process replayed it lately and the key still lives. */

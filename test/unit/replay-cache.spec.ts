@@ -68,6 +68,13 @@ describe('ReplayCache', () => {
     expect(['a', 'b', 'c'].map((key) => cache.find('alice', key, sent()))).toEqual([answer('a'), undefined, answer('c')]);
   });
 
+  it('holds at most 2 KiB an entry on average: big bodies push the oldest out before the count is reached', () => {
+    const cache = cacheOf(4);
+    const padded = (name: string) => sent(`{"monto":1999}${' '.repeat(3_000)}${name}`);
+    for (const key of ['a', 'b', 'c']) cache.remember(keyed(key), padded(key), answer(key), 3600);
+    expect(['a', 'b', 'c'].map((key) => cache.find('alice', key, padded(key)))).toEqual([undefined, answer('b'), answer('c')]);
+  });
+
   it('with 0 entries keeps nothing', () => {
     const cache = cacheOf(0);
     cache.remember(keyed('k1'), sent(), answer('{}'), 3600);
