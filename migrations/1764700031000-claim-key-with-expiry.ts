@@ -2,8 +2,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * `idempotency_claim_key_with_expiry`: the claim of migration 1764700028500, its row telling also how
- * many seconds the key has left (`expiresInSeconds`, by PostgreSQL's clock). A process may then keep
- * a completed key's answer in memory to replay it again (see ReplayCache) without outliving the key.
+ * many seconds the key has left (`expiresInSeconds`), by PostgreSQL's clock as the row is read
+ * (`clock_timestamp()`; `now()` is the transaction's start, which a wait on the key's lock leaves
+ * behind). A process may then keep a completed key's answer in memory to replay it again (see
+ * ReplayCache) without outliving the key.
  * A new function beside the old one, not a changed one: a replica of the previous release keeps calling
  * `idempotency_claim_key` while a rolling upgrade runs, and a prepared statement of its must not see
  * that function's result type change. A later migration drops the old function.
@@ -27,7 +29,7 @@ export class ClaimKeyWithExpiry1764700031000 implements MigrationInterface {
           SELECT request_hash::text AS "requestHash", status, operation_id AS "operationId",
                  response_status AS "responseStatus", response_headers AS "responseHeaders", response_body AS "responseBody",
                  (locked_at <= now() - make_interval(secs => p_lock_timeout_seconds)) AS "leaseExpired",
-                 extract(epoch FROM expires_at - now())::float8 AS "expiresInSeconds"
+                 extract(epoch FROM expires_at - clock_timestamp())::float8 AS "expiresInSeconds"
             FROM idempotency_keys
            WHERE scope = p_scope AND key = p_key AND expires_at > now()
         ), claimed AS (
@@ -38,7 +40,8 @@ export class ClaimKeyWithExpiry1764700031000 implements MigrationInterface {
         )
         SELECT true, c.operation_id,
                EXISTS (SELECT 1 FROM idempotency_keys WHERE scope = p_scope AND key = p_key AND expires_at <= now()),
-               NULL::text, NULL::text, NULL::smallint, NULL::jsonb, NULL::text, NULL::boolean, p_ttl_seconds::float8
+               NULL::text, NULL::text, NULL::smallint, NULL::jsonb, NULL::text, NULL::boolean,
+               extract(epoch FROM now() + make_interval(secs => p_ttl_seconds) - clock_timestamp())::float8
           FROM claimed c
         UNION ALL
         SELECT false, l."operationId", NULL::boolean, l."requestHash", l.status, l."responseStatus", l."responseHeaders", l."responseBody",

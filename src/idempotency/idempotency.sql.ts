@@ -28,7 +28,7 @@ const KEY_COLUMNS = `
   request_hash::text AS "requestHash", status, operation_id AS "operationId",
   response_status AS "responseStatus", response_headers AS "responseHeaders", response_body AS "responseBody",
   (locked_at <= now() - make_interval(secs => $3::int)) AS "leaseExpired",
-  extract(epoch FROM expires_at - now())::float8 AS "expiresInSeconds"`;
+  extract(epoch FROM expires_at - clock_timestamp())::float8 AS "expiresInSeconds"`;
 
 /**
  * (none or expired) → in_flight, owned by lock token $4; or, when the key is live, its row.
@@ -39,7 +39,8 @@ const KEY_COLUMNS = `
  * the winner's live row and inserts nothing. An expired key counts as unused: the winner inserts a new
  * row (a new operation) and leaves the expired one to its partition's drop.
  * Result: `claimed = true` (this caller owns the key; `replacedExpired` when an expired row of the key
- * exists), or `claimed = false` with the live row; either way `expiresInSeconds`, the key's time left.
+ * exists), or `claimed = false` with the live row; either way `expiresInSeconds`, the key's time left
+ * as the row is read (`clock_timestamp()`: `now()` is the transaction's start, before any lock wait).
  * (Before the advisory lock a claim could also get zero rows, when the key became live after its
  * snapshot; the store still reads the key with findKey then.)
  * The statement is the body of `idempotency_claim_key_with_expiry` (migrations 1764700014000,
