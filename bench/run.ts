@@ -259,16 +259,16 @@ class ResponseLog {
     this.requests.push({ start: end - responseTime, end });
   }
 
-  /**
-   * p99 of the requests in flight at some moment of [from, to], against the median p99 of windows
-   * as long elsewhere in the same load (its warm-up left out): a p99 of a hundred requests is about
-   * their slowest, so it is compared with others of the same size, not with the whole load's.
-   */
   /** Each request's start and end in ms from `origin`. */
   relativeTo(origin: number): { start: number; end: number }[] {
     return this.requests.map(({ start, end }) => ({ start: Math.round(start - origin), end: Math.round(end - origin) }));
   }
 
+  /**
+   * p99 of the requests in flight at some moment of [from, to], against the median p99 of windows
+   * as long elsewhere in the same load (its warm-up left out): a p99 of a hundred requests is about
+   * their slowest, so it is compared with others of the same size, not with the whole load's.
+   */
   split(from: number, to: number, warmUpMs: number): { during: Percentile; without: Percentile & { windows: number } } {
     const measured = this.requests.filter((r) => r.start >= this.started + warmUpMs);
     const inFlight = (a: number, b: number) => measured.filter((r) => r.start <= b && r.end >= a).map((r) => r.end - r.start);
@@ -455,9 +455,9 @@ async function startBenchServer(databaseUrl: string, processor: BenchProcessor):
       API_TOKENS: `bench:${TOKEN}`,
       // The purge runs only when the bench asks for it.
       IDEMPOTENCY_PURGE_CRON: '0 0 0 1 1 *',
-      // Both routes pass the rate limiter, set out of reach (a million a second; replays from memory passed 10,000): its cost is measured,
-      // not its refusals. A one-second window keeps its per-client bookkeeping to about a second of
-      // hits, as production's limit keeps it to RATE_LIMIT_REQUESTS.
+      // Both routes pass the rate limiter, set out of reach (a million a second; replays from memory
+      // passed 10,000): its cost is measured, not its refusals. A one-second window keeps its
+      // per-client bookkeeping to about a second of hits, as production's limit keeps it to RATE_LIMIT_REQUESTS.
       RATE_LIMIT_REQUESTS: '1000000',
       RATE_LIMIT_WINDOW_SECONDS: '1',
       LOG_LEVEL: 'error',
