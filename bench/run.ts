@@ -163,9 +163,11 @@ function fewKeys(): RequestFactory {
 async function profileAll(): Promise<void> {
   await load('warm-up', 2, freshPayment('/pagos', true));
   const replays = await completedKeys();
-  for (const [scenario, next] of [['first', freshPayment('/pagos', true)], ['replay', replays]] as const) {
+  await load('warm-up (floor)', 2, freshPayment('/floor/pagos', false), false, FLOOR_BASE);
+  const scenarios = [['floor', freshPayment('/floor/pagos', false), FLOOR_BASE], ['first', freshPayment('/pagos', true), BASE], ['replay', replays, BASE]] as const;
+  for (const [scenario, next, base] of scenarios) {
     await fetch(`${BASE}/bench/profile/start`, { method: 'POST' });
-    const measurement = await load(`${scenario} (profiled)`, PLAN.seconds, next);
+    const measurement = await load(`${scenario} (profiled)`, PLAN.seconds, next, false, base);
     const profile = (await (await fetch(`${BASE}/bench/profile/stop`, { method: 'POST' })).json()) as CpuProfile;
     const file = path.resolve(`bench/results/${scenario}.cpuprofile`);
     mkdirSync(path.dirname(file), { recursive: true });
