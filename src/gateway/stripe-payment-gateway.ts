@@ -136,7 +136,7 @@ export class StripePaymentGateway implements PaymentGateway {
    */
   private async call<T>(request: () => Promise<T>, keyed = false): Promise<T> {
     try {
-      return await request();
+      return await withoutCallSiteTrace(request);
     } catch (error) {
       throw indeterminateOrSelf(error, keyed);
     }
@@ -156,6 +156,22 @@ export class StripePaymentGateway implements PaymentGateway {
     }
     if (error.code === 'payment_intent_unexpected_state' && intent) return stateOf(intent);
     return undefined;
+  }
+}
+
+/**
+ * Starts an SDK call without the stack trace the SDK formats on every call to append our call site
+ * to an error it may raise later (stripe-node#2688): through our callers' async frames, that was
+ * about 0.06 ms of CPU a call, a tenth of a payment's. The SDK's errors keep their own trace, and
+ * `call`'s caller is in ours.
+ */
+function withoutCallSiteTrace<T>(request: () => Promise<T>): Promise<T> {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return request();
+  } finally {
+    Error.stackTraceLimit = limit;
   }
 }
 

@@ -97,4 +97,13 @@ describe(`the Stripe adapter's contract (${STRIPE_TEST_KEY ? 'Stripe test mode' 
     await expect(unknown).rejects.toThrow();
     await expect(unknown).rejects.not.toBeInstanceOf(GatewayIndeterminateError);
   });
+
+  it('leaves stack traces as they were, around a call that fails as around one that succeeds', async () => {
+    const limit = Error.stackTraceLimit;
+    await expect(gateway.retrieveIntent('pi_doesnotexist000000000000')).rejects.toThrow();
+    expect(Error.stackTraceLimit).toBe(limit);
+    await intent();
+    expect(Error.stackTraceLimit).toBe(limit);
+    expect(new Error('still traced').stack).toContain('stripe-contract.e2e-spec');
+  });
 });
