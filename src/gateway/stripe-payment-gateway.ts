@@ -162,8 +162,8 @@ export class StripePaymentGateway implements PaymentGateway {
 /**
  * Starts an SDK call without the stack trace the SDK formats on every call to append our call site
  * to an error it may raise later (stripe-node#2688): through our callers' async frames, that was
- * about 0.06 ms of CPU a call, a tenth of a payment's. The SDK's errors keep their own trace, and
- * `call`'s caller is in ours.
+ * about 0.06 ms of CPU a call, a tenth of a payment's. The SDK's errors keep their own trace, the
+ * SDK's frames, without ours appended; what `call` makes of them is traced from here.
  */
 function withoutCallSiteTrace<T>(request: () => Promise<T>): Promise<T> {
   const limit = Error.stackTraceLimit;
