@@ -91,9 +91,8 @@ async function main(): Promise<void> {
 }
 
 async function measureAll(db: pg.Client) {
-  await load('warm-up', 2, freshPayment('/pagos', true));
+  await warmUp();
   // Baseline and first execution alternate in short rounds, so drift on a shared machine hits both.
-  await load('warm-up (floor)', 2, freshPayment('/floor/pagos', false), false, FLOOR_BASE);
   const rounds = { floor: [] as Measurement[], claimFloor: [] as Measurement[], baseline: [] as Measurement[], first: [] as Measurement[] };
   for (let round = 0; round < ROUNDS; round++) {
     rounds.floor.push(await load('floor (bare Nest route, raw pg pool)', PLAN.seconds / ROUNDS, freshPayment('/floor/pagos', false), true, FLOOR_BASE));
@@ -121,6 +120,12 @@ async function measureAll(db: pg.Client) {
   }
   const purge = await purgeUnderLoad(db);
   return { floor, claimFloor, baseline, first, firstCpuOverFloorByRound, replay, conflicts, growth, purge };
+}
+
+/** The service's and the floor's first requests, before anything is measured. */
+async function warmUp(): Promise<void> {
+  await load('warm-up', 2, freshPayment('/pagos', true));
+  await load('warm-up (floor)', 2, freshPayment('/floor/pagos', false), false, FLOOR_BASE);
 }
 
 function freshPayment(route: string, idempotent: boolean): RequestFactory {
@@ -157,13 +162,13 @@ function fewKeys(): RequestFactory {
 }
 
 /**
- * `npm run bench -- --profile`: CPU profiles of the service under first executions and under replays,
- * written to bench/results/*.cpuprofile (open them in Chrome DevTools), with self time per package.
+ * `npm run bench -- --profile`: CPU profiles of the service under the floor, first executions and
+ * replays, written to bench/results/*.cpuprofile (open them in Chrome DevTools), with self time per
+ * package.
  */
 async function profileAll(): Promise<void> {
-  await load('warm-up', 2, freshPayment('/pagos', true));
+  await warmUp();
   const replays = await completedKeys();
-  await load('warm-up (floor)', 2, freshPayment('/floor/pagos', false), false, FLOOR_BASE);
   const scenarios = [['floor', freshPayment('/floor/pagos', false), FLOOR_BASE], ['first', freshPayment('/pagos', true), BASE], ['replay', replays, BASE]] as const;
   for (const [scenario, next, base] of scenarios) {
     await fetch(`${BASE}/bench/profile/start`, { method: 'POST' });
