@@ -2,6 +2,13 @@ import { Logger } from '@nestjs/common';
 import { PgBoss } from 'pg-boss';
 import type { Queryable } from '../database/query-rows.js';
 
+// A worker fetches when a NOTIFY says a job can run (pg-boss's LISTEN/NOTIFY: the insert notifies, in
+// the enqueuing transaction, when the job is runnable at once), and otherwise polls this often: for
+// what no NOTIFY announces (a retry whose time has come, a notification missed while the listener was
+// down or behind a transaction-mode pooler). Polling every 0.5 s instead, 4 workers cost an idle
+// replica 8 fetches a second and a third of its CPU (see docs/benchmark.md).
+const POLL_SECONDS = 2;
+
 /**
  * The job queue: pg-boss on the service's own PostgreSQL (schema `pgboss`). A job is enqueued on the
  * caller's transaction (`send(db, …)`), so it exists exactly when the change that made it commits.
@@ -17,9 +24,10 @@ export class JobQueue {
   constructor(connectionString: string, private readonly queues: Readonly<Record<string, QueueSettings>>, maintain: boolean) {
     // Its own small pool: the workers' fetches and heartbeats never wait behind the API's requests.
     // Supervision every 5 s: a run whose worker died is retried within its heartbeat (10 s) and that.
+    // A process that works also listens (one more connection), to wake its workers on a new job.
     this.boss = new PgBoss({
       connectionString, max: maintain ? 4 : 1, application_name: 'pagos-jobs',
-      supervise: maintain, schedule: false, monitorIntervalSeconds: 5, superviseIntervalSeconds: 5,
+      supervise: maintain, schedule: false, monitorIntervalSeconds: 5, superviseIntervalSeconds: 5, useListenNotify: maintain,
     });
     this.boss.on('error', (error: Error) => this.logger.error(`job queue: ${error.message}`));
   }
@@ -27,13 +35,17 @@ export class JobQueue {
   async start(): Promise<void> {
     await this.boss.start();
     for (const [name, settings] of Object.entries(this.queues)) {
-      await this.boss.createQueue(name, {
+      const options = {
         retryLimit: settings.crashRetries,
         retryDelay: 1,
         expireInSeconds: settings.expireInSeconds,
         heartbeatSeconds: 10,
         deleteAfterSeconds: 7 * 86400,
-      });
+        notify: true,
+      };
+      // createQueue leaves a queue that exists as it was: the update brings it to these settings.
+      await this.boss.createQueue(name, options);
+      await this.boss.updateQueue(name, options);
     }
   }
 
@@ -58,17 +70,18 @@ export class JobQueue {
 
   /**
    * Runs `handler` for the jobs of `name`: `workers` fetch loops, each taking up to `batchSize` jobs
-   * and running them side by side. A job whose handler throws is failed alone and retried (a crash:
-   * not the webhook schedule). Batches and `burstWhenBatchFull`: with one job per fetch pg-boss
-   * waits its polling interval between fetches, and a backlog drained at 16 jobs/s (8 workers);
-   * 8 a fetch drained it at 865 jobs/s (measured, see docs/benchmark.md).
+   * and running them side by side, woken by a new job's NOTIFY. A job whose handler throws is failed
+   * alone and retried (a crash: not the webhook schedule). Batches and `burstWhenBatchFull`: with one
+   * job per fetch pg-boss waits its polling interval between fetches, and a backlog drained at 16
+   * jobs/s (8 workers); 8 a fetch drained it at 865 jobs/s (measured, see docs/benchmark.md).
    * `groupConcurrency`: at most this many jobs of one group are active at once, across every
    * process (pg-boss counts them in its fetch and skips a group at its limit; jobs without a group
    * are not limited).
    */
   async work<T extends object>(name: string, { workers, batchSize, groupConcurrency }: WorkSettings, handler: (data: T) => Promise<void>): Promise<void> {
     const options = {
-      localConcurrency: workers, batchSize, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5, perJobResults: true,
+      localConcurrency: workers, batchSize, burstWhenBatchFull: true, perJobResults: true,
+      pollingIntervalSeconds: POLL_SECONDS, notifyPollingIntervalSeconds: POLL_SECONDS,
       ...(groupConcurrency !== undefined && { groupConcurrency }),
     } as const;
     await this.boss.work<T>(name, options, (jobs) =>

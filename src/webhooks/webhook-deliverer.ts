@@ -39,10 +39,11 @@ interface DeliveryState {
  * than the loops. A client's attempts in flight, across every replica, are at most 3 (pg-boss's
  * groupConcurrency, the client id as the group): a client whose endpoints hang holds at most 3
  * loops, and every other client's deliveries go through the loops left (at least 1 per process,
- * polling every 0.5 s). Measured (test/faults/webhook-fairness.fault-spec.ts: 120 hanging attempts
- * of one client, 2 s timeout): another client's event waited 14.1 s with 2 loops × 8 and no group
- * limit, 0.07–0.9 s with these (its own fan-out and delivery polls). The price: one client's
- * deliveries go at most 3 at a time (about 30/s to an endpoint answering in 100 ms).
+ * woken by the job's NOTIFY). Measured (test/faults/webhook-fairness.fault-spec.ts: 120 hanging
+ * attempts of one client, 2 s timeout): another client's event waited 14.1 s with 2 loops × 8 and no
+ * group limit, 0.07–0.9 s with these polling every 0.5 s, 0.06–0.1 s woken (its own fan-out is most
+ * of it). The price: one client's deliveries go at most 3 at a time (about 30/s to an endpoint
+ * answering in 100 ms).
  */
 const DELIVERY_WORKERS = 4;
 const DELIVERY_BATCH = 4;
