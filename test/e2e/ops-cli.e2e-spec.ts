@@ -162,7 +162,8 @@ describe('the operator CLI', () => {
       [hostile],
     );
     const eventId = `evt_${randomUUID().replaceAll('-', '')}`;
-    await db.query(`INSERT INTO eventos (id, client_id, type, payload) VALUES ($1, 'alice', 'pago.aprobado', '{}')`, [eventId]);
+    // Written as fanned out: the delivery is the test's own, and the app's relay must not make it first.
+    await db.query(`INSERT INTO eventos (id, client_id, type, payload, fanned_out_at) VALUES ($1, 'alice', 'pago.aprobado', '{}', now())`, [eventId]);
     await db.query(
       `INSERT INTO webhook_deliveries (event_id, endpoint_id, event_created_at, attempts, last_error)
        SELECT id, $2, created_at, 1, $3 FROM eventos WHERE id = $1`,
