@@ -20,11 +20,14 @@ export class JobQueue {
   private readonly logger = new Logger(JobQueue.name);
   private readonly boss: PgBoss;
 
-  /** `maintain`: this process also runs pg-boss's supervision (expiring dead runs); false for a one-off command. */
+  /**
+   * `maintain`: this process works the queues, so it also runs pg-boss's supervision (expiring dead
+   * runs) and listens for new jobs; false for a one-off command, which only enqueues.
+   */
   constructor(connectionString: string, private readonly queues: Readonly<Record<string, QueueSettings>>, maintain: boolean) {
     // Its own small pool: the workers' fetches and heartbeats never wait behind the API's requests.
     // Supervision every 5 s: a run whose worker died is retried within its heartbeat (10 s) and that.
-    // A process that works also listens (one more connection), to wake its workers on a new job.
+    // Listening holds one more connection.
     this.boss = new PgBoss({
       connectionString, max: maintain ? 4 : 1, application_name: 'pagos-jobs',
       supervise: maintain, schedule: false, monitorIntervalSeconds: 5, superviseIntervalSeconds: 5, useListenNotify: maintain,
@@ -73,7 +76,8 @@ export class JobQueue {
    * and running them side by side, woken by a new job's NOTIFY. A job whose handler throws is failed
    * alone and retried (a crash: not the webhook schedule). Batches and `burstWhenBatchFull`: with one
    * job per fetch pg-boss waits its polling interval between fetches, and a backlog drained at 16
-   * jobs/s (8 workers); 8 a fetch drained it at 865 jobs/s (measured, see docs/benchmark.md).
+   * jobs/s (8 workers polling every 0.5 s); 8 a fetch, a full batch fetching the next at once,
+   * drained it at 865 jobs/s (measured when batches were chosen).
    * `groupConcurrency`: at most this many jobs of one group are active at once, across every
    * process (pg-boss counts them in its fetch and skips a group at its limit; jobs without a group
    * are not limited).
