@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { beforeEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { type BuildTarget, buildIfStale, TARGETS } from '../../scripts/build-if-stale.mjs';
 
 /**
@@ -37,6 +37,7 @@ describe('build if stale', () => {
     write('src/ops/main.ts', 'export const b = 2;');
     write('tsconfig.json', '{}');
   });
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
 
   it('builds the first time, then not again while nothing changed', () => {
     expect(build()).toBe(true);
