@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -57,6 +57,7 @@ describe('the README examples, run as written', () => {
   afterAll(async () => {
     shell?.close();
     await service?.stop();
+    if (home) rmSync(home, { recursive: true, force: true });
   });
 
   /** Starts the service as the README's `VAR=value npm start` line does (stopping the one before), and points the shell and the client at it and its processor. */

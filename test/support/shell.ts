@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -49,5 +49,6 @@ export class Shell {
 
   close(): void {
     if (this.child.exitCode === null) this.child.kill('SIGKILL');
+    rmSync(this.directory, { recursive: true, force: true });
   }
 }
