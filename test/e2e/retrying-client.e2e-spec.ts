@@ -21,16 +21,12 @@ import { TcpProxy } from '../support/tcp-proxy.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 import { waitUntil } from '../support/waiting.js';
 
-const pendingFolders: string[] = [];
-/** A client's pending-operations file, in a temporary folder of its own removed after this file's tests. */
+// The clients' pending-operations files, each in a folder of its own under this one, removed after this file's tests.
+const pendingRoot = mkdtempSync(path.join(tmpdir(), 'pagos-client-'));
+afterAll(() => rmSync(pendingRoot, { recursive: true, force: true }));
 function pendingFile(prefix: string): string {
-  const folder = mkdtempSync(path.join(tmpdir(), prefix));
-  pendingFolders.push(folder);
-  return path.join(folder, 'pending.json');
+  return path.join(mkdtempSync(path.join(pendingRoot, prefix)), 'pending.json');
 }
-afterAll(() => {
-  for (const folder of pendingFolders.splice(0)) rmSync(folder, { recursive: true, force: true });
-});
 
 /**
  * The example client of `examples/client/` driven against the real service. Real: the built service
@@ -75,7 +71,7 @@ describe('the example retrying client against the running service', () => {
     baseUrl: string,
     options: { fetch?: FetchLike; maxAttempts?: number; sleep?: (ms: number) => Promise<void>; waitSeconds?: number } = {},
   ) {
-    const file = pendingFile('pagos-client-');
+    const file = pendingFile('harness-');
     const attempts: AttemptReport<PagosAnswer>[] = [];
     const sleeps: number[] = [];
     const dependencies: PayDependencies = {
@@ -293,7 +289,7 @@ describe('the example retrying client against the running service', () => {
     const client = (...args: string[]): Promise<ScriptResult> => runNodeScript(CLIENT, [...args, '--api-token', ALICE.token]);
 
     it('pending says so when nothing is pending, lists a payment left without a final answer, and resume pays it once', async () => {
-      const store = pendingFile('pagos-client-cli-');
+      const store = pendingFile('cli-');
       expect(await client('pending', '--store', store)).toEqual({ code: 0, stdout: `nothing pending in ${store}\n`, stderr: '' });
 
       const pago = nuevoPago();
@@ -317,7 +313,7 @@ describe('the example retrying client against the running service', () => {
     describe('a card that needs 3-D Secure: the 202, the challenge at the embedded local processor, the wait for the outcome', () => {
       const payNeedingAuthentication = async (...extra: string[]) => {
         const pago = nuevoPago({ token: 'pm_card_authenticationRequired' });
-        const store = pendingFile('pagos-client-3ds-');
+        const store = pendingFile('3ds-');
         const result = await client(
           'pay', '--orden', pago.numeroOrden, '--monto', String(pago.monto), '--moneda', pago.moneda, '--token', pago.token,
           '--store', store, '--base-url', service.baseUrl, '--procesador', embeddedProcessorUrlOf(service), ...extra,
