@@ -35,8 +35,8 @@ export class AppModule {
         LoggingModule,
         DatabaseModule.forRoot({
           url: config.databaseUrl,
-          // LISTEN needs a session: its own URL when the pool goes through a transaction-mode pooler.
-          listenUrl: config.databaseListenUrl ?? config.databaseUrl,
+          // LISTEN and the purge's lock need a session: their own URL when the pool goes through a transaction-mode pooler.
+          sessionUrl: config.databaseListenUrl ?? config.databaseUrl,
           poolSize: config.dbPoolSize,
           runMigrationsOnStart: config.runMigrationsOnStart,
         }),

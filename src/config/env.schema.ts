@@ -33,7 +33,7 @@ export class EnvSchema {
   @Validate(DatabaseUrlConstraint)
   DATABASE_URL?: string;
 
-  /** The LISTEN connection (waiting duplicates); must reach PostgreSQL itself, not a transaction-mode pooler. */
+  /** The connections that keep a session (LISTEN, the partition purge's lock); must reach PostgreSQL itself, not a transaction-mode pooler. */
   @IsOptional()
   @Validate(DatabaseUrlConstraint)
   DATABASE_LISTEN_URL?: string;

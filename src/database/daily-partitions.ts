@@ -35,6 +35,7 @@ export const SECONDS_PER_DAY = 86_400;
 
 // The purge's own connection, named so that it shows as such in pg_stat_activity.
 const PURGE_APPLICATION_NAME = 'pagos-purge';
+const CONNECT_TIMEOUT_MS = 5_000;
 
 // Between the purge's steps (each detach, each drop): each step's cost lands apart from the others.
 // Dropping a day's files is kernel work (about 0.3 ms per MB, 110 ms for a day of 333k keys under
@@ -49,14 +50,14 @@ const PAUSE_BETWEEN_STEPS_MS = 1_000;
  * a pause between steps, finishing any removal a previous run left halfway. One replica at a time (a
  * session advisory try-lock on the set): another replica's run returns [] at once and leaves the work
  * to this one.
- * On a connection of its own, opened with `pool`'s settings and closed after, never one of `pool`'s:
- * a detach waits for older snapshots, and a pooled connection held that long is one the requests
- * would queue for.
+ * On a connection of its own to `sessionUrl` (see SESSION_DATABASE_URL), closed after:
+ * - never one of the pool's: a detach waits for older snapshots, and a pooled connection held that
+ *   long is one the requests would queue for;
+ * - never through a transaction-mode pooler: it would run the unlock on another server connection
+ *   than the lock, and leave the lock held there, skipping every later run that lands elsewhere.
  */
-export async function dropExpiredDailyPartitions(pool: pg.Pool, tables: readonly ExpiringTable[]): Promise<DroppedPartition[]> {
-  // The pool keeps its password out of its enumerable options.
-  const { password } = pool.options as pg.PoolConfig;
-  const client = new ListenedPgClient({ ...pool.options, password, pipeline: false, application_name: PURGE_APPLICATION_NAME } as pg.ClientConfig);
+export async function dropExpiredDailyPartitions(sessionUrl: string, tables: readonly ExpiringTable[]): Promise<DroppedPartition[]> {
+  const client = new ListenedPgClient({ connectionString: sessionUrl, application_name: PURGE_APPLICATION_NAME, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true });
   await client.connect();
   try {
     return await dropWhileLocked(client, tables);

@@ -3,12 +3,13 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, type DatabaseSettings } from './data-source-options.js';
 import { runMigrationsExclusively } from './migrations.js';
-import { NOTIFICATION_LISTENER_URL, NotificationListener } from './notification-listener.js';
+import { NotificationListener } from './notification-listener.js';
+import { SESSION_DATABASE_URL } from './session-database-url.js';
 import { Transactions } from './transactions.js';
 
 export interface DatabaseModuleOptions extends DatabaseSettings {
-  /** Where the process's one LISTEN connection goes: PostgreSQL itself, not a transaction-mode pooler. */
-  readonly listenUrl: string;
+  /** Where the connections that keep a session go (LISTEN, the purge's lock): PostgreSQL itself, not a transaction-mode pooler. */
+  readonly sessionUrl: string;
   readonly runMigrationsOnStart: boolean;
 }
 
@@ -30,8 +31,8 @@ export class DatabaseModule {
           },
         }),
       ],
-      providers: [Transactions, NotificationListener, { provide: NOTIFICATION_LISTENER_URL, useValue: options.listenUrl }],
-      exports: [Transactions, NotificationListener],
+      providers: [Transactions, NotificationListener, { provide: SESSION_DATABASE_URL, useValue: options.sessionUrl }],
+      exports: [Transactions, NotificationListener, SESSION_DATABASE_URL],
     };
   }
 }

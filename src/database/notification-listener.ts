@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-
-export const NOTIFICATION_LISTENER_URL = Symbol('NOTIFICATION_LISTENER_URL');
+import { SESSION_DATABASE_URL } from './session-database-url.js';
 
 /** What a feature hands the listener for its channel. */
 export interface ChannelSubscriber {
@@ -55,7 +54,7 @@ export class NotificationListener implements OnApplicationBootstrap, OnModuleDes
 
   constructor(
     private readonly dataSource: DataSource,
-    @Inject(NOTIFICATION_LISTENER_URL) private readonly listenUrl: string,
+    @Inject(SESSION_DATABASE_URL) private readonly listenUrl: string,
   ) {}
 
   /** `channel` is a constant of the feature's migration, never input. */

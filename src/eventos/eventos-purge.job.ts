@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createDailyPartitions, dropExpiredDailyPartitions, type ExpiringTable, SECONDS_PER_DAY } from '../database/daily-partitions.js';
 import { pgPoolOf } from '../database/query-rows.js';
+import { SESSION_DATABASE_URL } from '../database/session-database-url.js';
 import { scheduleCronJob } from '../scheduling/cron-job.js';
 import { EVENTOS_OPTIONS, type EventosOptions } from './eventos.options.js';
 
@@ -29,6 +30,7 @@ export class EventosPurgeJob implements OnApplicationBootstrap {
     dataSource: DataSource,
     private readonly scheduler: SchedulerRegistry,
     @Inject(EVENTOS_OPTIONS) private readonly options: EventosOptions,
+    @Inject(SESSION_DATABASE_URL) private readonly sessionUrl: string,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -55,7 +57,7 @@ export class EventosPurgeJob implements OnApplicationBootstrap {
     const retainedSeconds = this.options.ttlDays * SECONDS_PER_DAY;
     const expiring: ExpiringTable[] = PARTITIONED.map((table) => ({ table, retainedSeconds }));
     let purged = 0;
-    for (const { table, name, rows } of await dropExpiredDailyPartitions(this.pool, expiring)) {
+    for (const { table, name, rows } of await dropExpiredDailyPartitions(this.sessionUrl, expiring)) {
       this.logger.log(`dropped partition ${name}: about ${rows} rows of ${table} older than ${this.options.ttlDays} days`);
       if (table === 'eventos') purged += rows;
     }

@@ -6,6 +6,7 @@ import type { DroppedPartition } from '../database/daily-partitions.js';
 import { SQLSTATE, sqlStateOf } from '../database/postgres-errors.js';
 import type { Gate, GateRow } from '../database/gated-write.js';
 import { pgPoolOf, type Queryable, queryRows } from '../database/query-rows.js';
+import { SESSION_DATABASE_URL } from '../database/session-database-url.js';
 import { IDEMPOTENCY_OPTIONS } from './idempotency.constants.js';
 import type { IdempotencyOptions } from './idempotency.options.js';
 import {
@@ -44,6 +45,7 @@ export class IdempotencyStore {
   constructor(
     dataSource: DataSource,
     @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyOptions,
+    @Inject(SESSION_DATABASE_URL) private readonly sessionUrl: string,
   ) {
     this.pool = pgPoolOf(dataSource);
   }
@@ -150,7 +152,7 @@ export class IdempotencyStore {
 
   /** Drops the partitions of days wholly past: every key in them expired. */
   dropExpiredKeyPartitions(): Promise<DroppedPartition[]> {
-    return dropExpiredKeyPartitions(this.pool);
+    return dropExpiredKeyPartitions(this.sessionUrl);
   }
 
   private async outcomeOfExisting(request: KeyRequest, row: KeyRow): Promise<ClaimOutcome> {

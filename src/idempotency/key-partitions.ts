@@ -17,7 +17,7 @@ export function createKeyPartitions(pool: pg.Pool, ttlSeconds: number): Promise<
   return createDailyPartitions(pool, 'idempotency_keys', ttlSeconds + KEY_PARTITION_DAYS_AHEAD * SECONDS_PER_DAY);
 }
 
-/** Detaches and drops every partition wholly expired; safe beside other replicas doing the same. */
-export function dropExpiredKeyPartitions(pool: pg.Pool): Promise<DroppedPartition[]> {
-  return dropExpiredDailyPartitions(pool, [{ table: 'idempotency_keys', retainedSeconds: 0 }]);
+/** Detaches and drops every partition wholly expired; safe beside other replicas doing the same. `sessionUrl`: see SESSION_DATABASE_URL. */
+export function dropExpiredKeyPartitions(sessionUrl: string): Promise<DroppedPartition[]> {
+  return dropExpiredDailyPartitions(sessionUrl, [{ table: 'idempotency_keys', retainedSeconds: 0 }]);
 }

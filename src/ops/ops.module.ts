@@ -20,7 +20,7 @@ export class OpsModule {
       module: OpsModule,
       imports: [
         ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, skipProcessEnv: true, load: [() => config] }),
-        DatabaseModule.forRoot({ url: config.databaseUrl, listenUrl: config.databaseUrl, poolSize: OPS_POOL_SIZE, runMigrationsOnStart: false }),
+        DatabaseModule.forRoot({ url: config.databaseUrl, sessionUrl: config.databaseListenUrl ?? config.databaseUrl, poolSize: OPS_POOL_SIZE, runMigrationsOnStart: false }),
         ScheduleModule.forRoot(),
         // A command serves no requests, so no duplicate ever waits: no LISTEN connection either.
         IdempotencyModule.forRoot({

@@ -51,7 +51,7 @@ describe('partitions of eventos and webhook_deliveries', () => {
   const purgeJob = async (): Promise<EventosPurgeJob> => {
     const dataSource = await new DataSource(dataSourceOptions({ url, poolSize: 3 })).initialize();
     replicas.push(dataSource);
-    return new EventosPurgeJob(dataSource, new SchedulerRegistry(), { ttlDays: TTL_DAYS, purgeCron: CONFIG_DEFAULTS.purgeCron });
+    return new EventosPurgeJob(dataSource, new SchedulerRegistry(), { ttlDays: TTL_DAYS, purgeCron: CONFIG_DEFAULTS.purgeCron }, url);
   };
   const partitions = (table: string, where = 'true'): Promise<string[]> => partitionsOf(db, table, where);
   const expired = (table: string) => partitions(table, `upper_bound <= now() - interval '${TTL_DAYS} days'`);

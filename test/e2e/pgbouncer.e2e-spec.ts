@@ -6,6 +6,7 @@ import { ALICE } from '../support/clients.js';
 import { expectOneExecution } from '../support/duplicate-answers.js';
 import { countCharges, expireLease, insertExpiredKeys, waitForClaim } from '../support/ledger.js';
 import { nuevoPago, postPago } from '../support/http.js';
+import { tableExists } from '../support/partitions.js';
 import { PgBouncer } from '../support/pgbouncer.js';
 import { describeWhenAvailable, PGBOUNCER } from '../support/requirements.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
@@ -17,13 +18,15 @@ import { metricOf, postWaiting } from '../support/waiters.js';
  * transaction-pooling mode, their pools of 10 sharing 4 server connections, so consecutive
  * transactions of one replica run on different server sessions. The migration runs once directly
  * against PostgreSQL (its lock is a session advisory lock, which transaction pooling would break).
- * Each replica's LISTEN connection (waiting duplicates) goes to PostgreSQL directly
- * (`DATABASE_LISTEN_URL`), since a transaction-mode pooler can't hold a session's LISTEN.
+ * Each replica's session connections, its LISTEN (waiting duplicates) and its partition purge's (a
+ * session advisory lock), go to PostgreSQL directly (`DATABASE_LISTEN_URL`), since a transaction-mode
+ * pooler keeps no session.
  * Real: PgBouncer, processes, HTTP, PostgreSQL. Stale leases are reached by backdating `locked_at`.
  * Without the pgbouncer binary the file is skipped with a line saying so, except under CI.
  */
 const SERVER_CONNECTIONS = 4;
 const DUPLICATES = 20;
+const PURGE_ROUNDS = 4;
 
 describeWhenAvailable(PGBOUNCER, 'two replicas through PgBouncer in transaction mode', () => {
   let url: string;
@@ -52,6 +55,21 @@ describeWhenAvailable(PGBOUNCER, 'two replicas through PgBouncer in transaction 
   });
 
   const [first, second] = [() => replicas[0]!.baseUrl, () => replicas[1]!.baseUrl];
+
+  /** `work`, while payments keep both replicas busy: the bouncer's server connections change hands between statements. */
+  async function whilePaying(work: () => Promise<void>): Promise<void> {
+    let done = false;
+    const pay = async (replica: AppProcess) => {
+      while (!done) expect((await postPago(replica.baseUrl, { client: ALICE, key: randomUUID(), body: nuevoPago() })).status).toBe(201);
+    };
+    const payers = [...replicas, ...replicas].map(pay);
+    try {
+      await work();
+    } finally {
+      done = true;
+      await Promise.all(payers);
+    }
+  }
 
   it('a first request is 201; its retry on the other replica is the byte-identical answer with Idempotent-Replayed', async () => {
     const key = randomUUID();
@@ -155,11 +173,23 @@ describeWhenAvailable(PGBOUNCER, 'two replicas through PgBouncer in transaction 
     expect({ status: waited.status, text: waited.text }).toEqual({ status: 201, text: (await firstAttempt).text });
   });
 
-  it('the scheduled purge deletes expired keys through the bouncer', async () => {
-    await insertExpiredKeys(db, 250, 'expired-via-bouncer-');
-    const remaining = async () => (await db.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key LIKE 'expired-via-bouncer-%'`)).rows[0].n;
-    await waitUntil(async () => (await remaining()) === 0);
-    expect(await remaining()).toBe(0);
+  it('the scheduled purge drops expired days round after round beside payments, its lock never left with a pooled connection', async () => {
+    const lockHolders = new Set<string>();
+    const purged = async () => {
+      for (const holder of await purgeLockHolders(db)) lockHolders.add(holder);
+      return !(await tableExists(db, yesterdaysKeyPartition()));
+    };
+    for (let round = 1; round <= PURGE_ROUNDS; round++) {
+      const prefix = `expired-via-bouncer-${round}-`;
+      await insertExpiredKeys(db, 250, prefix);
+      // Gone from the catalog: the purge's last step done, so the next round can make the day again.
+      await whilePaying(() => waitUntil(purged));
+      expect((await db.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key LIKE $1`, [`${prefix}%`])).rows[0].n).toBe(0);
+    }
+    // Held only ever by a purge's own session, straight to PostgreSQL (DATABASE_LISTEN_URL). Through the
+    // bouncer the unlock would run on another server connection than the lock, and the lock stay with
+    // one that then serves payments ('pagos'), refusing every purge run that lands elsewhere.
+    expect([...lockHolders]).toEqual(['pagos-purge']);
   });
 
   it(`PgBouncer really carried the traffic: both replicas are its clients, and PostgreSQL saw at most ${SERVER_CONNECTIONS} of its connections`, async () => {
@@ -171,9 +201,23 @@ describeWhenAvailable(PGBOUNCER, 'two replicas through PgBouncer in transaction 
     const { rows } = await db.query(
       `SELECT count(*)::int AS n FROM pg_stat_activity
         WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-          AND application_name NOT IN ('notification-listener', 'local-processor-instance')`,
+          AND application_name NOT IN ('notification-listener', 'pagos-purge', 'local-processor-instance')`,
     );
     expect(rows[0].n).toBeGreaterThan(0);
     expect(rows[0].n).toBeLessThanOrEqual(SERVER_CONNECTIONS);
   });
 });
+
+/** The partition insertExpiredKeys fills: the keys that expired a day ago. */
+function yesterdaysKeyPartition(): string {
+  return `idempotency_keys_p${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10).replaceAll('-', '')}`;
+}
+
+/** The application_name of each session of this database holding a purge's advisory lock now (see daily-partitions.sql.ts). */
+async function purgeLockHolders(db: pg.Client): Promise<string[]> {
+  const { rows } = await db.query(
+    `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+      WHERE l.locktype = 'advisory' AND l.classid = 1764700030 AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+  );
+  return rows.map((row) => row.application_name);
+}

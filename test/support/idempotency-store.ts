@@ -37,7 +37,7 @@ export async function openStore(url: string, options: Partial<IdempotencyOptions
   const { poolSize = 10, ...overrides } = options;
   const settings = { ...DEFAULTS, ...overrides };
   const dataSource = await new DataSource(dataSourceOptions({ url, poolSize })).initialize();
-  const store = new IdempotencyStore(dataSource, settings);
+  const store = new IdempotencyStore(dataSource, settings, url);
   const purgeJob = new IdempotencyPurgeJob(store, new SchedulerRegistry(), new IdempotencyEvents(), settings);
   return { dataSource, store, transactions: new Transactions(dataSource), purgeJob, close: () => dataSource.destroy() };
 }
