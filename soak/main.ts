@@ -1,4 +1,4 @@
-import { freePort } from '../test/support/app-process.js';
+import { freePort } from '../test/support/free-port.js';
 import { startProcessorProcess } from '../test/support/processor-process.js';
 import { ResponseDroppingProxy } from '../test/support/response-dropping-proxy.js';
 import { RoundRobinProxy } from '../test/support/round-robin-proxy.js';

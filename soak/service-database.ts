@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { freePort } from '../test/support/app-process.js';
+import { freePort } from '../test/support/free-port.js';
 import { PostgresCluster } from '../test/support/postgres-cluster.js';
 
 /**

@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { TEST_API_TOKENS } from './clients.js';
 import { checkAnswersOf } from './contract.js';
@@ -75,16 +74,6 @@ export async function startAppProcess(
 export async function runAppProcessToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   const { code, stderr } = await runNodeScript(MAIN, [], env);
   return { code, stderr };
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 async function waitFor(ready: () => boolean, child: ChildProcess, output: () => string): Promise<void> {

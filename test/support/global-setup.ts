@@ -1,11 +1,13 @@
 // Imports without .js: Jest loads global setup as CommonJS, outside moduleNameMapper.
 import path from 'node:path';
-import type { RunningPostgres, startEmbeddedPostgres as StartEmbeddedPostgres } from '../../src/database/embedded-postgres';
+import type { EmbeddedPostgresOptions, RunningPostgres, startEmbeddedPostgres as StartEmbeddedPostgres } from '../../src/database/embedded-postgres';
+import { freePort } from './free-port';
 import { assertDatabaseReachable } from './test-database';
 
 // The built launcher: its sources import each other as `./x.js`, which Node's require (unlike the
 // tests' moduleNameMapper) finds only in the build, made before the end-to-end tests run anyway.
 const BUILT_LAUNCHER = path.resolve('dist/src/database/embedded-postgres.js');
+const START_ATTEMPTS = 3;
 
 /**
  * The end-to-end tests need one PostgreSQL server: `DATABASE_URL` when set (CI points it at the
@@ -17,14 +19,24 @@ export default async function globalSetup(): Promise<void> {
     await assertDatabaseReachable(process.env.DATABASE_URL);
     return;
   }
-  const embedded: RunningPostgres = await startEmbedded({
-    dataDir: `.data/test-pg-${process.pid}`,
-    port: 54000 + (process.pid % 1000),
-    database: 'test',
-    persistent: false,
-  });
+  const embedded = await startOnAFreePort({ dataDir: `.data/test-pg-${process.pid}`, database: 'test', persistent: false });
   process.env.DATABASE_URL = embedded.url;
   (globalThis as { __embeddedPostgres__?: typeof embedded }).__embeddedPostgres__ = embedded;
+}
+
+/**
+ * A port the OS just found free, and another if someone binds it before PostgreSQL does. A port
+ * chosen by formula (CI once used 54000 + pid % 1000) lies in the ephemeral range, where any
+ * outgoing connection may hold it: CI lost a whole run to `could not bind ... Address already in use`.
+ */
+async function startOnAFreePort(options: Omit<EmbeddedPostgresOptions, 'port'>): Promise<RunningPostgres> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEmbedded({ ...options, port: await freePort() });
+    } catch (error) {
+      if (attempt === START_ATTEMPTS || !/Address already in use/.test((error as Error).message)) throw error;
+    }
+  }
 }
 
 const startEmbedded: typeof StartEmbeddedPostgres = (options) => {

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './app-process.js';
+import { freePort } from './free-port.js';
 import { PostgresCluster } from './postgres-cluster.js';
 import { asPostgres, giveToPostgres } from './postgres-os-user.js';
 import { waitFor } from './waiting.js';

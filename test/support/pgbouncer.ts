@@ -4,7 +4,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort } from './app-process.js';
+import { freePort } from './free-port.js';
 
 const START_ATTEMPTS = 200;
 // PgBouncer refuses to run as root; as root it is started with `-u` as the owner of PostgreSQL's files.

@@ -1,4 +1,4 @@
-import { freePort } from './app-process.js';
+import { freePort } from './free-port.js';
 import { addFault, clearFaults, type FaultSpec, type ProcessorProcess as StandaloneProcessor, startProcessorProcess as startStandalone } from './local-processor.js';
 
 /** Any test-mode key: the local processor accepts every `sk_test_…`. */
