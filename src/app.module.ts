@@ -17,6 +17,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { TIPOS_EVENTO_PAGO } from './pagos/pago-eventos.js';
 import { ReembolsosModule } from './reembolsos/reembolsos.module.js';
 import { TIPOS_EVENTO_REEMBOLSO } from './reembolsos/reembolso-eventos.js';
+import { CronJobsShutdown } from './scheduling/cron-jobs-shutdown.js';
 import { WebhookDeliveryModule } from './webhooks/webhook-delivery.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
@@ -57,7 +58,7 @@ export class AppModule {
         WebhooksModule.forRoot({ eventTypes: [...TIPOS_EVENTO_PAGO, ...TIPOS_EVENTO_REEMBOLSO], allowInsecureUrls: config.webhooks.allowInsecureUrls, maxPerClient: config.webhooks.maxPerClient }),
         ...extraImports,
       ],
-      providers: [Draining, { provide: VALIDATION_PIPE, useValue: validationPipe }],
+      providers: [Draining, CronJobsShutdown, { provide: VALIDATION_PIPE, useValue: validationPipe }],
     };
   }
 }

@@ -7,6 +7,7 @@ import { DatabaseModule } from '../database/database.module.js';
 import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { PagosReconcilerModule } from '../pagos/pagos-reconciler.module.js';
 import { ReembolsosReconcilerModule } from '../reembolsos/reembolsos-reconciler.module.js';
+import { CronJobsShutdown } from '../scheduling/cron-jobs-shutdown.js';
 import { WebhookDeliveryModule } from '../webhooks/webhook-delivery.module.js';
 
 // An operator's command needs a connection or two, never the service's whole pool.
@@ -33,6 +34,7 @@ export class OpsModule {
         PagosReconcilerModule,
         ReembolsosReconcilerModule,
       ],
+      providers: [CronJobsShutdown],
     };
   }
 }

@@ -36,5 +36,20 @@ export function scheduleCronJob<T>(scheduler: SchedulerRegistry, job: CronJobSpe
     }
     job.succeeded(result);
   };
-  scheduler.addCronJob(job.name, CronJob.from({ cronTime: job.cronTime, onTick: tick, waitForCompletion: true, start: true }));
+  const cronJob = CronJob.from({ cronTime: job.cronTime, onTick: tick, waitForCompletion: true, start: true });
+  scheduler.addCronJob(job.name, cronJob);
+  scheduled.set(scheduler, [...(scheduled.get(scheduler) ?? []), cronJob]);
+}
+
+// The jobs scheduleCronJob started, by registry: @nestjs/schedule forgets a job when it stops it.
+const scheduled = new WeakMap<SchedulerRegistry, CronJob[]>();
+
+/**
+ * Stops the jobs `scheduleCronJob` started on `scheduler` and resolves once none is running. At
+ * shutdown @nestjs/schedule stops them without waiting, and a run still going then fails on a closed
+ * pool (CI saw `reconcile pass failed: Cannot use a pool after calling end on the pool`).
+ */
+export async function stopCronJobs(scheduler: SchedulerRegistry): Promise<void> {
+  // With waitForCompletion, cron's stop() resolves once the running tick has finished.
+  await Promise.all((scheduled.get(scheduler) ?? []).map((cronJob) => cronJob.stop()));
 }
