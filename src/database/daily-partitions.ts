@@ -57,24 +57,24 @@ const PAUSE_BETWEEN_STEPS_MS = 3_000;
  * - never through a transaction-mode pooler: it would run the unlock on another server connection
  *   than the lock, and leave the lock held there, skipping every later run that lands elsewhere.
  */
-export async function dropExpiredDailyPartitions(sessionUrl: string, tables: readonly ExpiringTable[]): Promise<DroppedPartition[]> {
+export async function dropExpiredDailyPartitions(sessionUrl: string, tables: readonly ExpiringTable[], stopping?: AbortSignal): Promise<DroppedPartition[]> {
   const client = new ListenedPgClient({ connectionString: sessionUrl, application_name: PURGE_APPLICATION_NAME, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true });
   await client.connect();
   try {
-    return await dropWhileLocked(client, tables);
+    return await dropWhileLocked(client, tables, stopping);
   } finally {
     // Closing the session also releases its lock if the run failed before unlocking.
     await client.end().catch(() => undefined);
   }
 }
 
-async function dropWhileLocked(db: Queryable, tables: readonly ExpiringTable[]): Promise<DroppedPartition[]> {
+async function dropWhileLocked(db: Queryable, tables: readonly ExpiringTable[], stopping: AbortSignal | undefined): Promise<DroppedPartition[]> {
   const lockKey = tables.map(({ table }) => table).join(',');
   const [lock] = await queryRows<{ locked: boolean }>(db, TRY_LOCK_PARTITION_REMOVAL, [lockKey]);
   if (!lock!.locked) return [];
   try {
     const dropped: DroppedPartition[] = [];
-    const step = pacedSteps(PAUSE_BETWEEN_STEPS_MS);
+    const step = pacedSteps(PAUSE_BETWEEN_STEPS_MS, stopping);
     for (const expiring of tables) dropped.push(...(await dropExpired(db, expiring, step)));
     return dropped;
   } finally {
@@ -95,12 +95,16 @@ async function dropExpired(db: Queryable, { table, retainedSeconds }: ExpiringTa
   return dropped;
 }
 
-/** Resolves at once the first time, then `pauseMs` later each time: steps taken apart. */
-function pacedSteps(pauseMs: number): () => Promise<void> {
+/**
+ * Resolves at once the first time, then `pauseMs` later each time: steps taken apart. Rejects once
+ * `stopping` is aborted: a shutdown stops the purge between two steps, and the next run finishes it.
+ */
+function pacedSteps(pauseMs: number, stopping: AbortSignal | undefined): () => Promise<void> {
   let first = true;
   return async () => {
+    stopping?.throwIfAborted();
     if (first) first = false;
-    else await delay(pauseMs);
+    else await delay(pauseMs, undefined, { signal: stopping });
   };
 }
 

@@ -42,14 +42,14 @@ export class EventosPurgeJob implements OnApplicationBootstrap {
       logger: this.logger,
       // What a failed run could not drop stays readable a day longer; partitions stay created days ahead.
       what: 'purge of expired events',
-      run: () => this.purgeOnce(),
+      run: (stopping) => this.purgeOnce(stopping),
       succeeded: () => undefined,
       failed: () => undefined,
     });
   }
 
   /** One run: partitions created ahead, expired days dropped (each logged). Returns the expired events dropped. */
-  async purgeOnce(): Promise<number> {
+  async purgeOnce(stopping?: AbortSignal): Promise<number> {
     for (const table of PARTITIONED) {
       const created = await createDailyPartitions(this.pool, table, EVENT_PARTITION_DAYS_AHEAD * SECONDS_PER_DAY);
       if (created > 0) this.logger.log(`created ${created} partitions of ${table} ahead`);
@@ -57,7 +57,7 @@ export class EventosPurgeJob implements OnApplicationBootstrap {
     const retainedSeconds = this.options.ttlDays * SECONDS_PER_DAY;
     const expiring: ExpiringTable[] = PARTITIONED.map((table) => ({ table, retainedSeconds }));
     let purged = 0;
-    for (const { table, name, rows } of await dropExpiredDailyPartitions(this.sessionUrl, expiring)) {
+    for (const { table, name, rows } of await dropExpiredDailyPartitions(this.sessionUrl, expiring, stopping)) {
       this.logger.log(`dropped partition ${name}: about ${rows} rows of ${table} older than ${this.options.ttlDays} days`);
       if (table === 'eventos') purged += rows;
     }

@@ -31,7 +31,7 @@ export class IdempotencyPurgeJob implements OnApplicationBootstrap {
       logger: this.logger,
       // What a failed run could not drop is already ignored on read; partitions stay created days ahead.
       what: 'purge of expired idempotency keys',
-      run: () => this.purgeOnce(),
+      run: (stopping) => this.purgeOnce(stopping),
       succeeded: (purged) => {
         this.events.purge({ ok: true, purged });
       },
@@ -40,11 +40,11 @@ export class IdempotencyPurgeJob implements OnApplicationBootstrap {
   }
 
   /** One run: partitions created ahead, expired ones dropped (each logged). Returns the expired keys dropped. */
-  async purgeOnce(): Promise<number> {
+  async purgeOnce(stopping?: AbortSignal): Promise<number> {
     const created = await this.store.createKeyPartitions();
     if (created > 0) this.logger.log(`created ${created} idempotency key partitions ahead`);
     let purged = 0;
-    for (const { name, rows: keys } of await this.store.dropExpiredKeyPartitions()) {
+    for (const { name, rows: keys } of await this.store.dropExpiredKeyPartitions(stopping)) {
       this.logger.log(`dropped partition ${name}: about ${keys} expired idempotency keys`);
       purged += keys;
     }

@@ -151,8 +151,8 @@ export class IdempotencyStore {
   }
 
   /** Drops the partitions of days wholly past: every key in them expired. */
-  dropExpiredKeyPartitions(): Promise<DroppedPartition[]> {
-    return dropExpiredKeyPartitions(this.sessionUrl);
+  dropExpiredKeyPartitions(stopping?: AbortSignal): Promise<DroppedPartition[]> {
+    return dropExpiredKeyPartitions(this.sessionUrl, stopping);
   }
 
   private async outcomeOfExisting(request: KeyRequest, row: KeyRow): Promise<ClaimOutcome> {

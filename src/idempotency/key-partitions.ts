@@ -18,6 +18,6 @@ export function createKeyPartitions(pool: pg.Pool, ttlSeconds: number): Promise<
 }
 
 /** Detaches and drops every partition wholly expired; safe beside other replicas doing the same. `sessionUrl`: see SESSION_DATABASE_URL. */
-export function dropExpiredKeyPartitions(sessionUrl: string): Promise<DroppedPartition[]> {
-  return dropExpiredDailyPartitions(sessionUrl, [{ table: 'idempotency_keys', retainedSeconds: 0 }]);
+export function dropExpiredKeyPartitions(sessionUrl: string, stopping?: AbortSignal): Promise<DroppedPartition[]> {
+  return dropExpiredDailyPartitions(sessionUrl, [{ table: 'idempotency_keys', retainedSeconds: 0 }], stopping);
 }

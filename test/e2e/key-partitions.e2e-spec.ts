@@ -138,6 +138,22 @@ describe('partitions of idempotency_keys under races and restarts', () => {
     for (const day of days) expect(await tableExists(day)).toBe(false);
   });
 
+  it('a shutdown stops the purge between two steps: the first day is dropped, the second left to the next run, which drops it', async () => {
+    await insertExpiredKeys(db, 40, `stopped-a-${randomUUID()}-`, 'alice', 1);
+    await insertExpiredKeys(db, 40, `stopped-b-${randomUUID()}-`, 'alice', 2);
+    const days = await expiredPartitions();
+    expect(days).toHaveLength(2);
+    const stopping = new AbortController();
+    const purge = harness.purgeJob.purgeOnce(stopping.signal);
+    // Stop once the first day is gone: the purge is then in the pause before the second day's detach.
+    while ((await Promise.all(days.map(tableExists))).every(Boolean)) await new Promise((resolve) => setTimeout(resolve, 20));
+    stopping.abort(new Error('shutting down'));
+    await expect(purge).rejects.toThrow();
+    expect((await Promise.all(days.map(tableExists))).filter(Boolean)).toHaveLength(1);
+    expect(await harness.purgeJob.purgeOnce()).toBe(40);
+    for (const day of days) expect(await tableExists(day)).toBe(false);
+  });
+
   it('the drop takes no connection from the requests\' pool: with every pooled connection checked out, it still drops the day', async () => {
     await insertExpiredKeys(db, 30, `own-connection-${randomUUID()}-`);
     const [name] = await expiredPartitions();
