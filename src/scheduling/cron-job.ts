@@ -52,9 +52,9 @@ const scheduled = new WeakMap<SchedulerRegistry, { cronJob: CronJob; stopping: A
 
 /**
  * Stops the jobs `scheduleCronJob` started on `scheduler`, aborts their `stopping` signal, and
- * resolves once none is running. At
- * shutdown @nestjs/schedule stops them without waiting, and a run still going then fails on a closed
- * pool (CI saw `reconcile pass failed: Cannot use a pool after calling end on the pool`).
+ * resolves once none is running. At shutdown @nestjs/schedule stops them without waiting, and a run
+ * still going then fails on a closed pool (CI saw `reconcile pass failed: Cannot use a pool after
+ * calling end on the pool`).
  */
 export async function stopCronJobs(scheduler: SchedulerRegistry): Promise<void> {
   const jobs = scheduled.get(scheduler) ?? [];
