@@ -46,7 +46,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // Webhook endpoints (and their delivery): generic, told the event types by the app.
   webhooks: ['problems', 'database', 'auth', 'http', 'idempotency', 'rate-limit', 'eventos'],
   metrics: ['problems', 'auth', 'database', 'http', 'idempotency', 'rate-limit', 'pagos', 'reembolsos', 'webhooks', 'processor-webhooks'],
-  ops: ['config', 'bootstrap', 'database', 'auth', 'idempotency', 'pagos', 'reembolsos', 'eventos', 'webhooks'],
+  ops: ['config', 'bootstrap', 'database', 'auth', 'scheduling', 'idempotency', 'pagos', 'reembolsos', 'eventos', 'webhooks'],
 };
 
 /** The one file of src/ that may import the top-level processor/ (the local Stripe-compatible processor): the rest know it as a URL. */
