@@ -43,8 +43,9 @@ describe('a crash with requests in flight', () => {
   const count = async (sql: string, params: unknown[]): Promise<number> => (await db.query(sql, params)).rows[0].n;
 
   it('every operation ends with exactly one approved charge and a replayable answer, and no key stays stuck', async () => {
-    // 1.5 s at the gateway: charged after 0.75 s, answered after 1.5 s.
-    const doomed = await start({ GATEWAY_LATENCY_MS: '1500' });
+    // 4 s at the gateway: charged after 2 s, answered after 4 s. The second wave must claim its keys
+    // while the first waits for its answers: 0.75 s (of 1.5) was too short on a loaded CI machine.
+    const doomed = await start({ GATEWAY_LATENCY_MS: '4000' });
     const operations = Array.from({ length: PER_WAVE * 2 }, () => ({ key: randomUUID(), body: nuevoPago() }));
     const charged = operations.slice(0, PER_WAVE);
     const notYetCharged = operations.slice(PER_WAVE);
