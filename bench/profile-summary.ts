@@ -26,11 +26,18 @@ export function selfTimeByPackage(profile: CpuProfile): SelfTime[] {
   return [...totals].map(([name, ms]) => ({ name, ms })).sort((a, b) => b.ms - a.ms);
 }
 
+/** The package of a JIT frame as `--perf-basic-prof` names it: `JS:*'name node:net:1293:42`, `JS:+ file:///…/x.js:7:49`. */
+export function packageOfScript(symbol: string): string {
+  const location = symbol.slice(symbol.lastIndexOf(' ') + 1).replace(/:\d+:\d+$/, '');
+  return packageOf({ functionName: symbol, url: location.startsWith('JS:') ? '' : location });
+}
+
 function packageOf({ functionName, url }: { functionName: string; url: string }): string {
   if (!url) return functionName.startsWith('(') ? functionName : `(native) ${functionName}`;
   const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (dependency) return dependency[1]!;
-  if (url.startsWith('node:')) return `node:${url.slice('node:'.length).split('/')[0]}`;
+  // node:internal/* is a third of a payment's CPU: by its module (node:internal/streams, …/process).
+  if (url.startsWith('node:')) return url.split('/').slice(0, url.startsWith('node:internal/') ? 2 : 1).join('/');
   const own = /\/dist-bench\/(.*)$/.exec(url);
   return own ? `pagos ${own[1]}` : url;
 }

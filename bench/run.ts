@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { BenchCounters } from './bench.module.js';
 import { type CostPerRequest, CpuReadings } from './cpu-readings.js';
 import { type BenchProcessor, startBenchProcessor } from './processor-process.js';
+import { type CpuByPackage, cpuByPackage, PERF_NODE_FLAGS, recordPerf, removePerfMap } from './perf-profile.js';
 import { type CpuProfile, selfTimeByPackage } from './profile-summary.js';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
 
@@ -21,6 +22,8 @@ import { startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
  */
 const QUICK = process.argv.includes('--quick');
 const PROFILE = process.argv.includes('--profile');
+// Like --profile, with Linux perf's CPU-time samples instead of V8's (see bench/perf-profile.ts).
+const PERF = process.argv.includes('--perf');
 // Only the purge scenario, for working on it: its line, and bench/results/purge-timeline.json.
 const PURGE_ONLY = process.argv.includes('--purge-only');
 // A round of 2 s holds 300–450 payments, and one garbage collection or scheduling hiccup moves its
@@ -74,18 +77,20 @@ let readings!: CpuReadings;
 async function main(): Promise<void> {
   const { url, stop } = await database();
   const processor = await startBenchProcessor(url);
-  const server = await startBenchServer(url, processor);
+  const server = await startBenchServer(url, processor, PERF ? PERF_NODE_FLAGS : []);
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   readings = new CpuReadings(counters, processor, db);
   try {
     if (PROFILE) await profileAll();
+    else if (PERF) await perfAll(server.pid!);
     else if (PURGE_ONLY) console.log(purgeLine(await purgesUnderLoad(db)));
     else report(await measureAll(db));
   } finally {
     await db.end();
     server.kill('SIGTERM');
     await once(server, 'exit');
+    if (PERF) removePerfMap(server.pid!);
     await processor.stop();
     await stop();
   }
@@ -166,16 +171,25 @@ function fewKeys(): RequestFactory {
   };
 }
 
-/**
- * `npm run bench -- --profile`: CPU profiles of the service under the floor, first executions and
- * replays, written to bench/results/*.cpuprofile (open them in Chrome DevTools), with self time per
- * package.
- */
-async function profileAll(): Promise<void> {
+/** The scenarios the profiles cover, once the service and the floor are warm. */
+async function profiledScenarios(): Promise<(readonly [string, RequestFactory, string])[]> {
   await warmUp();
   const replays = await completedKeys();
-  const scenarios = [['floor', freshPayment('/floor/pagos', false), FLOOR_BASE], ['first', freshPayment('/pagos', true), BASE], ['replay', replays, BASE]] as const;
-  for (const [scenario, next, base] of scenarios) {
+  return [
+    ['floor', freshPayment('/floor/pagos', false), FLOOR_BASE],
+    ['first', freshPayment('/pagos', true), BASE],
+    ['baseline', freshPayment('/bench/pagos-sin-idempotencia', false), BASE],
+    ['replay', replays, BASE],
+  ];
+}
+
+/**
+ * `npm run bench -- --profile`: CPU profiles of the service under the floor, first executions,
+ * the baseline and replays, written to bench/results/*.cpuprofile (open them in Chrome DevTools),
+ * with self time per package.
+ */
+async function profileAll(): Promise<void> {
+  for (const [scenario, next, base] of await profiledScenarios()) {
     await fetch(`${BASE}/bench/profile/start`, { method: 'POST' });
     const measurement = await load(`${scenario} (profiled)`, PLAN.seconds, next, false, base);
     const profile = (await (await fetch(`${BASE}/bench/profile/stop`, { method: 'POST' })).json()) as CpuProfile;
@@ -190,6 +204,39 @@ async function profileAll(): Promise<void> {
       console.log(`| ${time.name} | ${round(time.ms / measurement.requests, 3)} | ${round((100 * time.ms) / total, 1)}% |`);
     }
   }
+}
+
+/**
+ * `npm run bench -- --perf`: the service's CPU time per request in the same scenarios, by package,
+ * from perf's samples of its process (CPU only: see bench/perf-profile.ts), and what first
+ * executions spend beyond the floor, package by package: where the CPU target's margin goes.
+ */
+async function perfAll(pid: number): Promise<void> {
+  const perRequest = new Map<string, Map<string, number>>();
+  for (const [scenario, next, base] of await profiledScenarios()) {
+    const recording = await recordPerf(pid, `/tmp/pagos-bench-${pid}-${scenario}.perf`);
+    const measurement = await load(`${scenario} (perf)`, PLAN.seconds, next, false, base);
+    await recording.stop();
+    const cpu = await cpuByPackage(`/tmp/pagos-bench-${pid}-${scenario}.perf`);
+    perRequest.set(scenario, new Map([...cpu.byPackage].map(([name, ms]) => [name, ms / measurement.requests])));
+    console.log(`\n${scenario}: ${measurement.requests} requests, ${round(cpu.totalMs / measurement.requests, 3)} ms of CPU per request\n`);
+    printCpuRows(cpu, measurement.requests);
+  }
+  const floor = perRequest.get('floor')!;
+  const first = perRequest.get('first')!;
+  const extra = [...new Set([...floor.keys(), ...first.keys()])]
+    .map((name) => ({ name, ms: (first.get(name) ?? 0) - (floor.get(name) ?? 0) }))
+    .sort((a, b) => b.ms - a.ms);
+  const total = (costs: Map<string, number>) => [...costs.values()].reduce((sum, ms) => sum + ms, 0);
+  console.log(`\nfirst execution − floor: ${round(total(first) - total(floor), 3)} ms of CPU per request (first ÷ floor ${round(total(first) / total(floor), 2)})\n`);
+  console.log('| package | ms/request |\n| --- | ---: |');
+  for (const { name, ms } of extra.slice(0, PROFILE_ROWS)) console.log(`| ${name} | ${round(ms, 3)} |`);
+}
+
+function printCpuRows(cpu: CpuByPackage, requests: number): void {
+  console.log('| CPU time in | ms/request | share |\n| --- | ---: | ---: |');
+  const rows = [...cpu.byPackage].sort(([, a], [, b]) => b - a).slice(0, PROFILE_ROWS);
+  for (const [name, ms] of rows) console.log(`| ${name} | ${round(ms / requests, 3)} | ${round((100 * ms) / cpu.totalMs, 1)}% |`);
 }
 
 /** One load; with `countRoundTrips`, also what a request cost the service, PostgreSQL and the processor. */
@@ -467,8 +514,8 @@ async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
   return { url: url.toString(), stop: server.stop };
 }
 
-async function startBenchServer(databaseUrl: string, processor: BenchProcessor): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [path.resolve('dist-bench/bench/bench-server.js')], {
+async function startBenchServer(databaseUrl: string, processor: BenchProcessor, nodeFlags: readonly string[]): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeFlags, path.resolve('dist-bench/bench/bench-server.js')], {
     env: {
       PATH: process.env.PATH,
       DATABASE_URL: databaseUrl,
