@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
-import { packageOfScript } from './profile-summary.js';
+import { packageOfScript, type SelfTime } from './profile-summary.js';
 
 // A sample every 250 µs of CPU: a 10 s scenario of 300 payments a second gives about 20,000.
 const SAMPLES_PER_SECOND = 4_000;
@@ -13,10 +13,10 @@ const ATTACH_MS = 500;
 /** The flags the profiled Node process needs: a map of its JIT code for perf, and a frame per interpreted function. */
 export const PERF_NODE_FLAGS = ['--perf-basic-prof', '--interpreted-frames-native-stack'];
 
-/** CPU time of one process, by where it went, from Linux perf's `cpu-clock` samples. */
+/** CPU time of one process, by where it went (most first), from Linux perf's `cpu-clock` samples. */
 export interface CpuByPackage {
   readonly totalMs: number;
-  readonly byPackage: ReadonlyMap<string, number>;
+  readonly byPackage: readonly SelfTime[];
 }
 
 /**
@@ -62,7 +62,8 @@ export async function cpuByPackage(file: string): Promise<CpuByPackage> {
     samples.set(name, (samples.get(name) ?? 0) + 1);
   };
   for await (const line of createInterface({ input: script.stdout })) {
-    if (line.trim()) sample.push(line.trim());
+    const trimmed = line.trim();
+    if (trimmed) sample.push(trimmed);
     else count();
   }
   count();
@@ -71,7 +72,8 @@ export async function cpuByPackage(file: string): Promise<CpuByPackage> {
   rmSync(file, { force: true });
   const ms = (samplesCounted: number) => (samplesCounted * 1000) / SAMPLES_PER_SECOND;
   const total = [...samples.values()].reduce((sum, n) => sum + n, 0);
-  return { totalMs: ms(total), byPackage: new Map([...samples].map(([name, n]) => [name, ms(n)])) };
+  const byPackage = [...samples].map(([name, n]) => ({ name, ms: ms(n) })).sort((a, b) => b.ms - a.ms);
+  return { totalMs: ms(total), byPackage };
 }
 
 /** Removes the JIT map `--perf-basic-prof` wrote for `pid` (it grows for as long as the process runs): once it has exited. */

@@ -36,7 +36,7 @@ function packageOf({ functionName, url }: { functionName: string; url: string })
   if (!url) return functionName.startsWith('(') ? functionName : `(native) ${functionName}`;
   const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (dependency) return dependency[1]!;
-  // node:internal/* is a third of a payment's CPU: by its module (node:internal/streams, …/process).
+  // node:internal/* is a quarter of a payment's CPU: by its module (node:internal/streams, …/process).
   if (url.startsWith('node:')) return url.split('/').slice(0, url.startsWith('node:internal/') ? 2 : 1).join('/');
   const own = /\/dist-bench\/(.*)$/.exec(url);
   return own ? `pagos ${own[1]}` : url;

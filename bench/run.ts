@@ -10,8 +10,8 @@ import pg from 'pg';
 import type { BenchCounters } from './bench.module.js';
 import { type CostPerRequest, CpuReadings } from './cpu-readings.js';
 import { type BenchProcessor, startBenchProcessor } from './processor-process.js';
-import { type CpuByPackage, cpuByPackage, PERF_NODE_FLAGS, recordPerf, removePerfMap } from './perf-profile.js';
-import { type CpuProfile, selfTimeByPackage } from './profile-summary.js';
+import { cpuByPackage, PERF_NODE_FLAGS, recordPerf, removePerfMap } from './perf-profile.js';
+import { type CpuProfile, type SelfTime, selfTimeByPackage } from './profile-summary.js';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres.js';
 
 /**
@@ -199,10 +199,7 @@ async function profileAll(): Promise<void> {
     const times = selfTimeByPackage(profile);
     const total = times.reduce((sum, time) => sum + time.ms, 0);
     console.log(`\n${scenario}: ${measurement.requests} requests, ${round(total / measurement.requests, 3)} ms of samples (not idle) per request; profile in ${path.relative(process.cwd(), file)}\n`);
-    console.log('| self time | ms/request | share |\n| --- | ---: | ---: |');
-    for (const time of times.slice(0, PROFILE_ROWS)) {
-      console.log(`| ${time.name} | ${round(time.ms / measurement.requests, 3)} | ${round((100 * time.ms) / total, 1)}% |`);
-    }
+    printByPackage('self time', times, total, measurement.requests);
   }
 }
 
@@ -212,31 +209,32 @@ async function profileAll(): Promise<void> {
  * executions spend beyond the floor, package by package: where the CPU target's margin goes.
  */
 async function perfAll(pid: number): Promise<void> {
-  const perRequest = new Map<string, Map<string, number>>();
+  const perRequest = new Map<string, { total: number; byPackage: Map<string, number> }>();
   for (const [scenario, next, base] of await profiledScenarios()) {
-    const recording = await recordPerf(pid, `/tmp/pagos-bench-${pid}-${scenario}.perf`);
+    const file = `/tmp/pagos-bench-${pid}-${scenario}.perf`;
+    const recording = await recordPerf(pid, file);
     const measurement = await load(`${scenario} (perf)`, PLAN.seconds, next, false, base);
     await recording.stop();
-    const cpu = await cpuByPackage(`/tmp/pagos-bench-${pid}-${scenario}.perf`);
-    perRequest.set(scenario, new Map([...cpu.byPackage].map(([name, ms]) => [name, ms / measurement.requests])));
+    const cpu = await cpuByPackage(file);
+    const byPackage = new Map(cpu.byPackage.map(({ name, ms }) => [name, ms / measurement.requests]));
+    perRequest.set(scenario, { total: cpu.totalMs / measurement.requests, byPackage });
     console.log(`\n${scenario}: ${measurement.requests} requests, ${round(cpu.totalMs / measurement.requests, 3)} ms of CPU per request\n`);
-    printCpuRows(cpu, measurement.requests);
+    printByPackage('CPU time in', cpu.byPackage, cpu.totalMs, measurement.requests);
   }
   const floor = perRequest.get('floor')!;
   const first = perRequest.get('first')!;
-  const extra = [...new Set([...floor.keys(), ...first.keys()])]
-    .map((name) => ({ name, ms: (first.get(name) ?? 0) - (floor.get(name) ?? 0) }))
+  const extra = [...new Set([...floor.byPackage.keys(), ...first.byPackage.keys()])]
+    .map((name) => ({ name, ms: (first.byPackage.get(name) ?? 0) - (floor.byPackage.get(name) ?? 0) }))
     .sort((a, b) => b.ms - a.ms);
-  const total = (costs: Map<string, number>) => [...costs.values()].reduce((sum, ms) => sum + ms, 0);
-  console.log(`\nfirst execution − floor: ${round(total(first) - total(floor), 3)} ms of CPU per request (first ÷ floor ${round(total(first) / total(floor), 2)})\n`);
+  console.log(`\nfirst execution − floor: ${round(first.total - floor.total, 3)} ms of CPU per request (first ÷ floor ${round(first.total / floor.total, 2)})\n`);
   console.log('| package | ms/request |\n| --- | ---: |');
   for (const { name, ms } of extra.slice(0, PROFILE_ROWS)) console.log(`| ${name} | ${round(ms, 3)} |`);
 }
 
-function printCpuRows(cpu: CpuByPackage, requests: number): void {
-  console.log('| CPU time in | ms/request | share |\n| --- | ---: | ---: |');
-  const rows = [...cpu.byPackage].sort(([, a], [, b]) => b - a).slice(0, PROFILE_ROWS);
-  for (const [name, ms] of rows) console.log(`| ${name} | ${round(ms / requests, 3)} | ${round((100 * ms) / cpu.totalMs, 1)}% |`);
+/** The first PROFILE_ROWS of `times` (most first), per request and as a share of `total`. */
+function printByPackage(heading: string, times: readonly SelfTime[], total: number, requests: number): void {
+  console.log(`| ${heading} | ms/request | share |\n| --- | ---: | ---: |`);
+  for (const { name, ms } of times.slice(0, PROFILE_ROWS)) console.log(`| ${name} | ${round(ms / requests, 3)} | ${round((100 * ms) / total, 1)}% |`);
 }
 
 /** One load; with `countRoundTrips`, also what a request cost the service, PostgreSQL and the processor. */
