@@ -127,7 +127,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   private async claimWithFirstWrite(keyRequest: KeyRequest, request: FastifyRequest, response: FastifyReply, next: CallHandler): Promise<FirstWriteClaim | undefined> {
     const claim: Claim = { ...keyRequest, lockToken: randomUUID(), operationId: randomUUID(), resumed: false };
     const commit = this.transactions.openDeferredCommit();
-    const { gateRow } = await commit.startWith(this.store.claimGate(claim));
+    const { gateRow } = commit.startWith(this.store.claimGate(claim));
     const claiming = gateRow.then((row) => this.store.outcomeOfGate(claim, row));
     attachOperationId(request, claim.operationId);
     attachJoinableCommit(request, commit);

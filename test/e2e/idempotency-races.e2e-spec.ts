@@ -179,7 +179,7 @@ describe('idempotency statements under races', () => {
     const { transactions } = harness;
     const claim: Claim = { ...request, lockToken: randomUUID(), operationId: randomUUID(), resumed: false };
     const commit = transactions.openDeferredCommit();
-    const { gateRow } = await commit.startWith(store.claimGate(claim));
+    const { gateRow } = commit.startWith(store.claimGate(claim));
     const wrote = await transactions.runFirst((tx) => tx.query(`SELECT * FROM test_write_marker($1)`, [marker]), commit).then(
       () => true,
       () => false,
@@ -215,7 +215,7 @@ describe('idempotency statements under races', () => {
     const request = newRequest();
     const commit = harness.transactions.openDeferredCommit();
     const claim: Claim = { ...request, lockToken: randomUUID(), operationId: randomUUID(), resumed: false };
-    const { gateRow } = await commit.startWith(store.claimGate(claim));
+    const { gateRow } = commit.startWith(store.claimGate(claim));
     await expect(harness.transactions.runFirst((tx) => tx.query(`SELECT 1 / 0`), commit)).rejects.toThrow(/division by zero/);
     expect(await gateRow).toBeUndefined();
     expect(await commit.gatePassed).toBe(false);

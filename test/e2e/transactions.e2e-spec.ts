@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type pg from 'pg';
+import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { GateClosedError } from '../../src/database/gated-write.js';
+import { SQLSTATE, sqlStateOf } from '../../src/database/postgres-errors.js';
 import { pgPoolOf, type Queryable } from '../../src/database/query-rows.js';
 import { Transactions } from '../../src/database/transactions.js';
 import { createTestDatabase } from '../support/test-database.js';
@@ -11,10 +12,12 @@ import { createTestDatabase } from '../support/test-database.js';
 describe('Transactions', () => {
   let dataSource: DataSource;
   let transactions: Transactions;
+  let url: string;
 
   beforeAll(async () => {
+    url = await createTestDatabase('transactions');
     // One pooled connection: every transaction and every statement after it share it.
-    dataSource = await new DataSource(dataSourceOptions({ url: await createTestDatabase('transactions'), poolSize: 1 })).initialize();
+    dataSource = await new DataSource(dataSourceOptions({ url, poolSize: 1 })).initialize();
     transactions = new Transactions(dataSource);
     await dataSource.query('CREATE TABLE IF NOT EXISTS written (n int)');
   });
@@ -40,6 +43,37 @@ describe('Transactions', () => {
     expect(await setting((sql) => dataSource.query(sql), 'lock_timeout')).toBe('0');
     expect(await setting((sql) => dataSource.query(sql), 'statement_timeout')).toBe('0');
   });
+
+  it('runs a first write alone, bounded by a lock timeout of 5 s (a statement timeout it cannot set), and leaves no setting behind', async () => {
+    const inside = await transactions.runFirst(
+      async (db) => (await rows(db, `SELECT current_setting('lock_timeout') AS lock, current_setting('statement_timeout') AS statement`))[0],
+      undefined,
+    );
+    expect(inside).toEqual({ lock: '5s', statement: '0' });
+    expect(await setting((sql) => dataSource.query(sql), 'lock_timeout')).toBe('0');
+  });
+
+  it('a first write, its gate included, gives up on a lock held elsewhere after its lock timeout, and leaves nothing', async () => {
+    await dataSource.query('TRUNCATE written');
+    await dataSource.query(`CREATE OR REPLACE FUNCTION write_n(p int) RETURNS TABLE (n int) LANGUAGE sql VOLATILE AS $$ INSERT INTO written VALUES (p) RETURNING n $$`);
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE written IN ACCESS EXCLUSIVE MODE');
+      const commit = transactions.openDeferredCommit();
+      // The gate's own function takes the lock: the bound must be in force before the gate runs.
+      commit.startWith({ text: 'SELECT true AS open, (SELECT n FROM write_n(100)) AS mark', values: [], opensOn: 'open' });
+      const refused = await transactions.runFirst((db) => db.query('SELECT * FROM write_n($1::int)', [1]), commit).catch((error: unknown) => error);
+      expect(sqlStateOf(refused)).toBe(SQLSTATE.lockNotAvailable);
+      expect(await commit.gatePassed).toBe(false);
+      await expect(transactions.runFirst((db) => db.query('SELECT * FROM write_n($1::int)', [2]), undefined)).rejects.toMatchObject({ code: SQLSTATE.lockNotAvailable });
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    expect(await dataSource.query('SELECT n FROM written')).toEqual([]);
+  }, 30_000);
 
   it('commits the work, or rolls all of it back when it throws', async () => {
     await dataSource.query('TRUNCATE written');
@@ -149,12 +183,12 @@ describe('Transactions', () => {
 
   const gate = (open: boolean) => ({ text: 'SELECT $1::boolean AS open, $2::text AS note', values: [open, 'gate'], opensOn: 'open' });
 
-  it('a gate goes out with the first write as one statement, and COMMIT with them: one write; an open gate commits the write', async () => {
+  it('a gate goes out with the first write as one statement, alone: one write; an open gate commits the write', async () => {
     await dataSource.query('TRUNCATE written');
     await dataSource.query(`CREATE OR REPLACE FUNCTION write_n(p int) RETURNS TABLE (n int) LANGUAGE sql VOLATILE AS $$ INSERT INTO written VALUES (p) RETURNING n $$`);
     const commit = transactions.openDeferredCommit();
     const writes = await socketWritesDuring(async () => {
-      const { gateRow } = await commit.startWith(gate(true));
+      const { gateRow } = commit.startWith(gate(true));
       const written = await transactions.runFirst((db) => db.query('SELECT * FROM write_n($1::int)', [2]), commit);
       expect(written.rows).toEqual([{ n: 2 }]);
       expect(written.fields.map((field) => field.name)).toEqual(['n']);
@@ -167,7 +201,7 @@ describe('Transactions', () => {
     expect(await dataSource.query('SELECT n FROM written ORDER BY n')).toEqual([{ n: 2 }, { n: 3 }]);
   });
 
-  it('a closed gate: the write\'s function never runs, nothing raises (the transaction commits), and the write rejects with GateClosedError', async () => {
+  it('a closed gate: the write\'s function never runs, nothing raises (the statement commits), and the write rejects with GateClosedError', async () => {
     await dataSource.query('TRUNCATE written');
     await dataSource.query(`CREATE OR REPLACE FUNCTION write_n(p int) RETURNS TABLE (n int) LANGUAGE sql VOLATILE AS $$ INSERT INTO written VALUES (p) RETURNING n $$`);
     // A plan made without the parameters' values (generic) must hold the gate too: it is decided when the statement runs.
@@ -175,7 +209,7 @@ describe('Transactions', () => {
       await dataSource.query(`SET plan_cache_mode = ${planCacheMode}`);
       const closed = transactions.openDeferredCommit();
       // The gate writes a row of its own (100): it survives only if nothing raised and the transaction committed.
-      const { gateRow } = await closed.startWith({ text: 'SELECT $1::boolean AS open, (SELECT n FROM write_n(100)) AS mark', values: [false], opensOn: 'open' });
+      const { gateRow } = closed.startWith({ text: 'SELECT $1::boolean AS open, (SELECT n FROM write_n(100)) AS mark', values: [false], opensOn: 'open' });
       await expect(transactions.runFirst((db) => db.query('SELECT * FROM write_n($1::int)', [1]), closed)).rejects.toBeInstanceOf(GateClosedError);
       expect(await gateRow).toEqual({ open: false, mark: 100 });
       expect(await closed.gatePassed).toBe(false);
@@ -188,12 +222,12 @@ describe('Transactions', () => {
   it('a gate that fails takes the first write down with it; one never sent is rolled back; a join cannot carry it', async () => {
     await dataSource.query('TRUNCATE written');
     const refused = transactions.openDeferredCommit();
-    const { gateRow } = await refused.startWith({ text: 'SELECT 1 / 0 = 1 AS open', values: [], opensOn: 'open' });
+    const { gateRow } = refused.startWith({ text: 'SELECT 1 / 0 = 1 AS open', values: [], opensOn: 'open' });
     await expect(transactions.runFirst((db) => db.query('SELECT * FROM write_n(1)'), refused)).rejects.toThrow(/division by zero/);
     expect(await gateRow).toBeUndefined();
     expect(await refused.gatePassed).toBe(false);
     const unsent = transactions.openDeferredCommit();
-    await unsent.startWith(gate(true));
+    unsent.startWith(gate(true));
     await expect(transactions.runJoinable((db) => db.query('INSERT INTO written VALUES (3)'), unsent)).rejects.toThrow(/runFirst/);
     await unsent.rollback();
     expect(await unsent.gatePassed).toBe(false);
