@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { Body, Controller, Headers, HttpCode, HttpStatus, Inject, Module, type OnModuleDestroy, Post } from '@nestjs/common';
+import {
+  Body, type CallHandler, Controller, type ExecutionContext, Headers, HttpCode, HttpStatus, Inject, Injectable, Module, type NestInterceptor, type OnModuleDestroy, Post, UseInterceptors,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
+import type { Observable } from 'rxjs';
 import type { PaymentGateway } from '../src/gateway/payment-gateway.js';
 import { gatedStatement, splitGated } from '../src/database/gated-write.js';
+import { INSERT_EVENT } from '../src/eventos/eventos.sql.js';
+import { newEventId } from '../src/eventos/outbox.js';
 import { CLAIM_KEY, COMPLETE_KEY } from '../src/idempotency/idempotency.sql.js';
 import { processorKeyOf } from '../src/pagos/pago.entity.js';
 import { ASENTAR_PAGO, INICIAR_PAGO, REGISTRAR_INTENT } from '../src/pagos/pagos.sql.js';
@@ -25,6 +30,20 @@ interface FloorClaim {
   readonly lockToken: string;
 }
 
+/** What `/floor/pagos-minimos` sends besides the claim's statements. */
+interface FloorExtras {
+  /** The payment's event, in its settlement's transaction (the outbox's statement). */
+  readonly event: boolean;
+}
+
+/** Hands every request on untouched: what wrapping a route in an interceptor costs Nest itself. */
+@Injectable()
+class PassThroughInterceptor implements NestInterceptor {
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle();
+  }
+}
+
 interface FloorBody {
   readonly numeroOrden: string;
   readonly monto: number;
@@ -38,8 +57,8 @@ interface FloorBody {
  * the final state in a transaction whose BEGIN is pipelined with it) in a plain Nest route with none
  * of the service's guards, interceptors, pipes or hooks, on a raw node-postgres pool in pipeline mode,
  * on the same HTTP adapter (Fastify) as the service. `/floor/pagos-idempotentes` adds the
- * statements exactly-once needs, as a first execution sends them (the claim and its guard in the
- * transaction of the payment's start; the completion pipelined with COMMIT), and nothing else: what
+ * statements exactly-once needs, as a first execution sends them (the claim in one statement with the
+ * payment's start, which it gates; the completion pipelined with COMMIT), and nothing else: what
  * those statements cost, without the layer that decides on them.
  */
 @Controller('floor')
@@ -61,7 +80,18 @@ class FloorController {
     return this.pay(body, randomUUID(), { key, lockToken: randomUUID() });
   }
 
-  private async pay(body: FloorBody, operationId: string, claim: FloorClaim | undefined): Promise<unknown> {
+  /**
+   * The least a first execution can be in the service's shape: the claim's statements, the payment's
+   * event in its settlement, and the route wrapped in an interceptor (one that does nothing).
+   */
+  @Post('pagos-minimos')
+  @UseInterceptors(PassThroughInterceptor)
+  @HttpCode(HttpStatus.CREATED)
+  async crearMinimo(@Body() body: FloorBody, @Headers('idempotency-key') key: string): Promise<unknown> {
+    return this.pay(body, randomUUID(), { key, lockToken: randomUUID() }, { event: true });
+  }
+
+  private async pay(body: FloorBody, operationId: string, claim: FloorClaim | undefined, extras: FloorExtras = { event: false }): Promise<unknown> {
     const pago = await this.start(body, operationId, claim);
     const intentId = await this.charge(pago.id, operationId, body);
     const client = await this.pool.connect();
@@ -69,8 +99,9 @@ class FloorController {
       const answer = { id: pago.id, numeroOrden: body.numeroOrden, monto: Number(pago.monto), moneda: pago.moneda, estado: 'APROBADO', creadoEn: pago.creadoEn };
       // All go out before any answers; a settlement or completion that fails makes PostgreSQL answer COMMIT with ROLLBACK.
       const settling = [client.query(BEGIN), client.query(ASENTAR_PAGO, [pago.id, 'APROBADO', intentId, null, null, null])];
+      const announcing = extras.event && client.query(INSERT_EVENT, [newEventId(), 'floor', 'pago.aprobado', JSON.stringify({ type: 'pago.aprobado', data: answer })]);
       const completing = claim && client.query(COMPLETE_KEY, ['floor', claim.key, claim.lockToken, 201, '{}', JSON.stringify(answer)]);
-      await Promise.all([...settling, completing, client.query('COMMIT')]);
+      await Promise.all([...settling, announcing, completing, client.query('COMMIT')]);
       return answer;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -80,22 +111,13 @@ class FloorController {
     }
   }
 
-  /** The PENDIENTE row: on its own, or in one statement with the key's claim that gates it, and COMMIT. */
+  /** The PENDIENTE row: on its own, or in one statement with the key's claim that gates it; either commits alone. */
   private async start(body: FloorBody, operationId: string, claim: FloorClaim | undefined) {
     const params = [randomUUID(), 'floor', operationId, body.numeroOrden, body.monto, body.moneda];
     if (!claim) return (await this.pool.query(INICIAR_PAGO, params)).rows[0];
-    const client = await this.pool.connect();
-    try {
-      const gate = { text: CLAIM_KEY, values: ['floor', claim.key, 30, claim.lockToken, REQUEST_HASH, operationId, 86_400], opensOn: 'claimed' };
-      const gated = gatedStatement(gate, INICIAR_PAGO, params);
-      const [, started] = await Promise.all([client.query(BEGIN), client.query(gated.text, gated.values), client.query('COMMIT')]);
-      return splitGated(gate, started).written!.rows[0];
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    const gate = { text: CLAIM_KEY, values: ['floor', claim.key, 30, claim.lockToken, REQUEST_HASH, operationId, 86_400], opensOn: 'claimed' };
+    const gated = gatedStatement(gate, INICIAR_PAGO, params);
+    return splitGated(gate, await this.pool.query(gated.text, gated.values)).written!.rows[0];
   }
 
   /** The processor calls of a first attempt, as `Cobros` makes them when nothing goes wrong. */

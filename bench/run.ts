@@ -26,6 +26,9 @@ const PROFILE = process.argv.includes('--profile');
 const PERF = process.argv.includes('--perf');
 // Only the purge scenario, for working on it: its line, and bench/results/purge-timeline.json.
 const PURGE_ONLY = process.argv.includes('--purge-only');
+// Only the CPU target's lower bound (see lowerBound), in enough paired rounds to put an interval on it.
+const LOWER_BOUND = process.argv.includes('--lower-bound');
+const LOWER_BOUND_ROUNDS = 30;
 // A round of 2 s holds 300–450 payments, and one garbage collection or scheduling hiccup moves its
 // CPU by ±0.2: nine rounds and three purges, whose medians the targets take, hold still from run to run.
 const PLAN = QUICK
@@ -85,6 +88,7 @@ async function main(): Promise<void> {
     if (PROFILE) await profileAll();
     else if (PERF) await perfAll(server.pid!);
     else if (PURGE_ONLY) console.log(purgeLine(await purgesUnderLoad(db)));
+    else if (LOWER_BOUND) console.log(await lowerBound());
     else report(await measureAll(db));
   } finally {
     await db.end();
@@ -100,22 +104,26 @@ async function measureAll(db: pg.Client) {
   await warmUp();
   // The scenarios alternate in short rounds, so drift on a shared machine hits all of them; the floor
   // and first executions run back to back, first one then the other, so a drift cancels in their ratio.
-  const rounds = { floor: [] as Measurement[], claimFloor: [] as Measurement[], baseline: [] as Measurement[], first: [] as Measurement[] };
+  const rounds = { floor: [] as Measurement[], claimFloor: [] as Measurement[], leastFirst: [] as Measurement[], baseline: [] as Measurement[], first: [] as Measurement[] };
   const scenarios: [Measurement[], () => Promise<Measurement>][] = [
     [rounds.floor, () => load('floor (bare Nest route, raw pg pool)', PLAN.roundSeconds, freshPayment('/floor/pagos', false), true, FLOOR_BASE)],
     [rounds.first, () => load('first execution', PLAN.roundSeconds, freshPayment('/pagos', true), true)],
     [rounds.baseline, () => load('baseline (no idempotency)', PLAN.roundSeconds, freshPayment('/bench/pagos-sin-idempotencia', false), true)],
     [rounds.claimFloor, () => load('floor + claim and completion', PLAN.roundSeconds, freshPayment('/floor/pagos-idempotentes', true), true, FLOOR_BASE)],
+    [rounds.leastFirst, () => load('floor + claim, completion, event, interceptor', PLAN.roundSeconds, freshPayment('/floor/pagos-minimos', true), true, FLOOR_BASE)],
   ];
   for (let round = 0; round < PLAN.rounds; round++) {
     for (const [measurements, measure] of round % 2 === 0 ? scenarios : [...scenarios].reverse()) measurements.push(await measure());
   }
   const floor = median(rounds.floor);
   const claimFloor = median(rounds.claimFloor);
+  const leastFirst = median(rounds.leastFirst);
   const baseline = median(rounds.baseline);
   const first = median(rounds.first);
   // Paired by round: a round's floor and first execution ran seconds apart, under the same contention.
-  const firstCpuOverFloorByRound = rounds.first.map((m, i) => round(m.serviceCpuMsPerRequest! / rounds.floor[i]!.serviceCpuMsPerRequest!, 2));
+  const overFloorByRound = (series: Measurement[]) => series.map((m, i) => round(m.serviceCpuMsPerRequest! / rounds.floor[i]!.serviceCpuMsPerRequest!, 2));
+  const firstCpuOverFloorByRound = overFloorByRound(rounds.first);
+  const cpuOverFloorByRound = { claimFloor: overFloorByRound(rounds.claimFloor), leastFirst: overFloorByRound(rounds.leastFirst), baseline: overFloorByRound(rounds.baseline) };
   const replay = await load('replay', PLAN.seconds, await completedKeys(), true);
   const conflicts = await load('in-flight conflicts', PLAN.seconds, fewKeys());
 
@@ -129,7 +137,46 @@ async function measureAll(db: pg.Client) {
     });
   }
   const purge = await purgesUnderLoad(db);
-  return { floor, claimFloor, baseline, first, firstCpuOverFloorByRound, replay, conflicts, growth, purge };
+  return { floor, claimFloor, leastFirst, baseline, first, firstCpuOverFloorByRound, cpuOverFloorByRound, replay, conflicts, growth, purge };
+}
+
+/**
+ * `npm run bench -- --lower-bound`: the least a first execution in the service's shape can cost
+ * against the floor (`/floor/pagos-minimos`: the statements the issue's three phases send, and an
+ * interceptor that does nothing; no code of the service), and the first execution itself, each paired
+ * with the floor of its round, in 30 rounds: medians, with the 95% interval of each median (the
+ * order statistics that bracket it).
+ */
+async function lowerBound(): Promise<string> {
+  await warmUp();
+  const scenarios = [
+    ['floor', freshPayment('/floor/pagos', false), FLOOR_BASE],
+    ['least first execution', freshPayment('/floor/pagos-minimos', true), FLOOR_BASE],
+    ['first execution', freshPayment('/pagos', true), BASE],
+  ] as const;
+  const ratios = { least: [] as number[], first: [] as number[] };
+  for (let round = 0; round < LOWER_BOUND_ROUNDS; round++) {
+    const cpu: Record<string, number> = {};
+    for (const [name, next, base] of round % 2 === 0 ? scenarios : [...scenarios].reverse()) {
+      cpu[name] = (await load(name, PLAN.roundSeconds, next, true, base)).serviceCpuMsPerRequest!;
+    }
+    ratios.least.push(cpu['least first execution']! / cpu.floor!);
+    ratios.first.push(cpu['first execution']! / cpu.floor!);
+  }
+  const line = (name: string, values: number[]) => {
+    const [median, low, high] = medianWithInterval(values);
+    const above = values.filter((value) => value > TARGETS.firstCpuOverFloor).length;
+    return `${name} ÷ floor, service CPU: median ${median} (95% interval ${low}–${high}), ${above} of ${values.length} rounds above ${TARGETS.firstCpuOverFloor}`;
+  };
+  return [line('least first execution in the shape', ratios.least), line('first execution', ratios.first)].join('\n');
+}
+
+/** The median and the order statistics around it that hold the true median 95% of the time. */
+function medianWithInterval(values: number[]): [number, number, number] {
+  const sorted = [...values].sort((a, b) => a - b);
+  const spread = (1.96 * Math.sqrt(sorted.length)) / 2;
+  const at = (rank: number) => round(sorted[Math.min(sorted.length, Math.max(1, Math.round(rank))) - 1]!, 2);
+  return [round(medianOf(sorted), 2), at(sorted.length / 2 - spread), at(1 + sorted.length / 2 + spread)];
 }
 
 /** The service's and the floor's first requests, before anything is measured. */
@@ -402,7 +449,7 @@ async function counters(): Promise<BenchCounters> {
 }
 
 function report(results: Awaited<ReturnType<typeof measureAll>>): void {
-  const { floor, claimFloor, baseline, first, firstCpuOverFloorByRound, replay, conflicts, growth, purge } = results;
+  const { floor, claimFloor, leastFirst, baseline, first, firstCpuOverFloorByRound, cpuOverFloorByRound, replay, conflicts, growth, purge } = results;
   const cpuOverFloor = (m: Measurement) => (m.serviceCpuMsPerRequest === undefined ? undefined : round(m.serviceCpuMsPerRequest / floor.serviceCpuMsPerRequest!, 2));
   const ratios = {
     firstOverBaseline: round(first.rps / baseline.rps, 2),
@@ -421,7 +468,7 @@ function report(results: Awaited<ReturnType<typeof measureAll>>): void {
     '',
     '| scenario | req/s | p50 ms | p99 ms | p99.9 ms | errors | PG round trips/req | service CPU ms/req | CPU × floor | PostgreSQL CPU ms/req (the processor\'s statements) | processor CPU ms/req | statuses |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
-    ...[floor, claimFloor, baseline, first, replay, conflicts].map(row),
+    ...[floor, claimFloor, leastFirst, baseline, first, replay, conflicts].map(row),
     '',
     `| ratio | value | target | |`,
     '| --- | ---: | ---: | --- |',
@@ -436,7 +483,7 @@ function report(results: Awaited<ReturnType<typeof measureAll>>): void {
     'The CPU targets compare the service\'s own CPU (its process, where the floor and the routes make the same processor calls through the same adapter); ' +
       'the processor\'s process and PostgreSQL are not in them. The throughput targets compare requests per second with all three sharing this machine\'s cores.',
     ...processorShare(first),
-    ...bounds(floor, claimFloor, baseline, first),
+    ...bounds({ floor, claimFloor, baseline, first }, cpuOverFloorByRound),
     '',
     '| live rows in idempotency_keys | first req/s | first p99 ms | replay req/s | replay p99 ms |',
     '| ---: | ---: | ---: | ---: | ---: |',
@@ -477,19 +524,26 @@ function processorShare(first: Measurement): string[] {
 }
 
 /**
- * What bounds the two first-execution targets, from the same rounds: the claim and completion alone
- * (the floor that sends them) against the floor, and service + PostgreSQL + processor CPU of the
- * baseline against the first execution's, which caps their throughput ratio while all share this
- * machine's cores.
+ * What bounds the two first-execution targets, from the same rounds: what the floor costs with the
+ * claim and completion statements, then with the event's statement and an interceptor that does
+ * nothing (the least a first execution in the service's shape sends and crosses), each paired with
+ * its round's floor; and service + PostgreSQL + processor CPU of the baseline against the first
+ * execution's, which caps their throughput ratio while all share this machine's cores.
  */
-function bounds(floor: Measurement, claimFloor: Measurement, baseline: Measurement, first: Measurement): string[] {
+function bounds(
+  { floor, claimFloor, baseline, first }: Record<'floor' | 'claimFloor' | 'baseline' | 'first', Measurement>,
+  byRound: Record<'claimFloor' | 'leastFirst' | 'baseline', number[]>,
+): string[] {
   const total = (m: Measurement) =>
     m.postgresCpuMsPerRequest === undefined || m.processorCpuMsPerRequest === undefined
       ? undefined
       : m.serviceCpuMsPerRequest! + m.postgresCpuMsPerRequest + m.processorCpuMsPerRequest;
+  const paired = (ratios: number[]) => `×${medianOf(ratios)} (rounds ${ratios.join(', ')})`;
   const lines = [
-    `The claim and completion statements alone, on the floor: ×${round(claimFloor.serviceCpuMsPerRequest! / floor.serviceCpuMsPerRequest!, 2)} its CPU, ` +
-      `×${round(claimFloor.rps / floor.rps, 2)} its throughput; first execution CPU ÷ that floor ${round(first.serviceCpuMsPerRequest! / claimFloor.serviceCpuMsPerRequest!, 2)}.`,
+    `CPU over the floor, medians of the rounds' ratios: the claim and completion statements alone ${paired(byRound.claimFloor)}; ` +
+      `with the event's statement and a pass-through interceptor, and nothing else ${paired(byRound.leastFirst)}; the baseline ${paired(byRound.baseline)}.`,
+    `The claim and completion statements alone, on the floor: ×${round(claimFloor.rps / floor.rps, 2)} its throughput; ` +
+      `first execution CPU ÷ that floor ${round(first.serviceCpuMsPerRequest! / claimFloor.serviceCpuMsPerRequest!, 2)}.`,
   ];
   const [baselineTotal, firstTotal] = [total(baseline), total(first)];
   if (baselineTotal !== undefined && firstTotal !== undefined) {
