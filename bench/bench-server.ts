@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const app = await createApp({ ...config, databaseUrl: config.databaseUrl!, processor }, [BenchModule]);
   // The floor's own adapter, configured as GatewayModule configures the service's.
   const gateway = new StripePaymentGateway({ ...processor, apiUrl: new URL(processor.apiUrl) });
-  const floor = await startFloorApp(config.databaseUrl!, gateway, config.port + 1);
+  const floor = await startFloorApp(config.databaseUrl!, gateway, config.apiClients, config.port + 1);
   benchState.requests.watch(app.getHttpServer());
   benchState.requests.watch(floor.getHttpServer());
   await app.listen(config.port, '127.0.0.1');

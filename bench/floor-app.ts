@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import {
-  Body, type CallHandler, Controller, type ExecutionContext, Headers, HttpCode, HttpStatus, Inject, Injectable, Module, type NestInterceptor, type OnModuleDestroy, Post, UseInterceptors,
+  Body, type CallHandler, type CanActivate, Controller, type ExecutionContext, Headers, HttpCode, HttpStatus, Inject, Injectable, Module, type NestInterceptor,
+  type OnModuleDestroy, Post, Req, StandardSchemaValidationPipe, UseGuards, UseInterceptors, UsePipes,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyRequest } from 'fastify';
 import pg from 'pg';
 import type { Observable } from 'rxjs';
+import { ApiTokenVerifier } from '../src/auth/api-token-verifier.js';
+import type { ApiClient } from '../src/config/app-config.js';
+import { fingerprintRequest } from '../src/idempotency/fingerprint.js';
+import { CrearPagoDto } from '../src/pagos/dto/crear-pago.dto.js';
 import type { PaymentGateway } from '../src/gateway/payment-gateway.js';
 import { gatedStatement, splitGated } from '../src/database/gated-write.js';
 import { INSERT_EVENT } from '../src/eventos/eventos.sql.js';
@@ -16,6 +22,7 @@ import { ASENTAR_PAGO, INICIAR_PAGO, REGISTRAR_INTENT } from '../src/pagos/pagos
 
 const POOL = Symbol('POOL');
 const GATEWAY = Symbol('GATEWAY');
+const VERIFIER = Symbol('VERIFIER');
 // The service's own pool size and transaction bounds, so that only the layers around the statements differ.
 const POOL_SIZE = 10;
 const BEGIN = 'BEGIN; SET LOCAL lock_timeout = 5000; SET LOCAL statement_timeout = 15000';
@@ -28,7 +35,11 @@ const INTENTO = 1;
 interface FloorClaim {
   readonly key: string;
   readonly lockToken: string;
+  /** The request's fingerprint, where the route computes one. */
+  readonly requestHash?: string;
 }
+
+type FingerprintedRequest = FastifyRequest & { fingerprint?: string };
 
 /** What `/floor/pagos-minimos` sends besides the claim's statements. */
 interface FloorExtras {
@@ -40,6 +51,27 @@ interface FloorExtras {
 @Injectable()
 class PassThroughInterceptor implements NestInterceptor {
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle();
+  }
+}
+
+/** The bearer token checked as the service's guard checks it (its SHA-256, in constant time), and nothing else. */
+@Injectable()
+class BearerTokenGuard implements CanActivate {
+  constructor(@Inject(VERIFIER) private readonly verifier: ApiTokenVerifier) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const authorization = context.switchToHttp().getRequest<FastifyRequest>().headers.authorization ?? '';
+    return this.verifier.clientIdFor(authorization.replace(/^Bearer /, '')) !== undefined;
+  }
+}
+
+/** The request's fingerprint, as the idempotency layer computes it, for the claim to store. */
+@Injectable()
+class FingerprintInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const request = context.switchToHttp().getRequest<FingerprintedRequest>();
+    request.fingerprint = fingerprintRequest({ method: request.method, target: request.url, body: request.body });
     return next.handle();
   }
 }
@@ -91,6 +123,24 @@ class FloorController {
     return this.pay(body, randomUUID(), { key, lockToken: randomUUID() }, { event: true });
   }
 
+  /**
+   * That, with the checks every payment must pass and nothing else: the bearer token, the body
+   * against the route's schema, and the request's fingerprint for the claim, each done by the
+   * service's own functions, in the Nest guard, pipe and interceptor that would carry them.
+   */
+  @Post('pagos-minimos-verificados')
+  @UseGuards(BearerTokenGuard)
+  @UseInterceptors(FingerprintInterceptor)
+  @UsePipes(new StandardSchemaValidationPipe())
+  @HttpCode(HttpStatus.CREATED)
+  async crearMinimoVerificado(
+    @Body({ schema: CrearPagoDto }) body: CrearPagoDto,
+    @Headers('idempotency-key') key: string,
+    @Req() request: FingerprintedRequest,
+  ): Promise<unknown> {
+    return this.pay(body, randomUUID(), { key, lockToken: randomUUID(), requestHash: request.fingerprint }, { event: true });
+  }
+
   private async pay(body: FloorBody, operationId: string, claim: FloorClaim | undefined, extras: FloorExtras = { event: false }): Promise<unknown> {
     const pago = await this.start(body, operationId, claim);
     const intentId = await this.charge(pago.id, operationId, body);
@@ -115,7 +165,7 @@ class FloorController {
   private async start(body: FloorBody, operationId: string, claim: FloorClaim | undefined) {
     const params = [randomUUID(), 'floor', operationId, body.numeroOrden, body.monto, body.moneda];
     if (!claim) return (await this.pool.query(INICIAR_PAGO, params)).rows[0];
-    const gate = { text: CLAIM_KEY, values: ['floor', claim.key, 30, claim.lockToken, REQUEST_HASH, operationId, 86_400], opensOn: 'claimed' };
+    const gate = { text: CLAIM_KEY, values: ['floor', claim.key, 30, claim.lockToken, claim.requestHash ?? REQUEST_HASH, operationId, 86_400], opensOn: 'claimed' };
     const gated = gatedStatement(gate, INICIAR_PAGO, params);
     return splitGated(gate, await this.pool.query(gated.text, gated.values)).written!.rows[0];
   }
@@ -134,8 +184,8 @@ class FloorController {
 
 @Module({})
 class FloorModule implements OnModuleDestroy {
-  static forPool(pool: pg.Pool, gateway: PaymentGateway) {
-    const providers = [{ provide: POOL, useValue: pool }, { provide: GATEWAY, useValue: gateway }];
+  static forPool(pool: pg.Pool, gateway: PaymentGateway, apiClients: readonly ApiClient[]) {
+    const providers = [{ provide: POOL, useValue: pool }, { provide: GATEWAY, useValue: gateway }, { provide: VERIFIER, useValue: new ApiTokenVerifier(apiClients) }];
     return { module: FloorModule, controllers: [FloorController], providers };
   }
 
@@ -150,9 +200,9 @@ class FloorModule implements OnModuleDestroy {
  * Starts the floor app on `port` in this process (the bench server's), so one CPU counter covers both;
  * `gateway` is an adapter of its own on the service's processor.
  */
-export async function startFloorApp(databaseUrl: string, gateway: PaymentGateway, port: number): Promise<NestFastifyApplication> {
+export async function startFloorApp(databaseUrl: string, gateway: PaymentGateway, apiClients: readonly ApiClient[], port: number): Promise<NestFastifyApplication> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: POOL_SIZE, pipeline: true } as pg.PoolConfig);
-  const app = await NestFactory.create<NestFastifyApplication>(FloorModule.forPool(pool, gateway), new FastifyAdapter(), { logger: false });
+  const app = await NestFactory.create<NestFastifyApplication>(FloorModule.forPool(pool, gateway, apiClients), new FastifyAdapter(), { logger: false });
   await app.listen(port, '127.0.0.1');
   return app;
 }

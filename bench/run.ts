@@ -143,7 +143,8 @@ async function measureAll(db: pg.Client) {
 /**
  * `npm run bench -- --lower-bound`: the least a first execution in the service's shape can cost
  * against the floor (`/floor/pagos-minimos`: the statements the issue's three phases send, and an
- * interceptor that does nothing; no code of the service), and the first execution itself, each paired
+ * interceptor that does nothing; no code of the service), the same with the checks every payment
+ * must pass (`/floor/pagos-minimos-verificados`), and the first execution itself, each paired
  * with the floor of its round, in 30 rounds: medians, with the 95% interval of each median (the
  * order statistics that bracket it).
  */
@@ -152,15 +153,17 @@ async function lowerBound(): Promise<string> {
   const scenarios = [
     ['floor', freshPayment('/floor/pagos', false), FLOOR_BASE],
     ['least first execution', freshPayment('/floor/pagos-minimos', true), FLOOR_BASE],
+    ['least first execution, checked', freshPayment('/floor/pagos-minimos-verificados', true), FLOOR_BASE],
     ['first execution', freshPayment('/pagos', true), BASE],
   ] as const;
-  const ratios = { least: [] as number[], first: [] as number[] };
+  const ratios = { least: [] as number[], checked: [] as number[], first: [] as number[] };
   for (let round = 0; round < LOWER_BOUND_ROUNDS; round++) {
     const cpu: Record<string, number> = {};
     for (const [name, next, base] of round % 2 === 0 ? scenarios : [...scenarios].reverse()) {
       cpu[name] = (await load(name, PLAN.roundSeconds, next, true, base)).serviceCpuMsPerRequest!;
     }
     ratios.least.push(cpu['least first execution']! / cpu.floor!);
+    ratios.checked.push(cpu['least first execution, checked']! / cpu.floor!);
     ratios.first.push(cpu['first execution']! / cpu.floor!);
   }
   const line = (name: string, values: number[]) => {
@@ -168,7 +171,11 @@ async function lowerBound(): Promise<string> {
     const above = values.filter((value) => value > TARGETS.firstCpuOverFloor).length;
     return `${name} ÷ floor, service CPU: median ${median} (95% interval ${low}–${high}), ${above} of ${values.length} rounds above ${TARGETS.firstCpuOverFloor}`;
   };
-  return [line('least first execution in the shape', ratios.least), line('first execution', ratios.first)].join('\n');
+  return [
+    line('least first execution in the shape', ratios.least),
+    line('the same with its token, body and fingerprint checked', ratios.checked),
+    line('first execution', ratios.first),
+  ].join('\n');
 }
 
 /** The median and the order statistics around it that hold the true median 95% of the time. */
