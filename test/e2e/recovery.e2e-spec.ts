@@ -5,6 +5,7 @@ import { startAppProcess, type AppProcess } from '../support/app-process.js';
 import { ALICE } from '../support/clients.js';
 import { chargesOfPagoSql, countCharges, keyRow } from '../support/ledger.js';
 import { nuevoPago, postPago } from '../support/http.js';
+import { startProcessorProcess } from '../support/processor-process.js';
 import { connect, createTestDatabase } from '../support/test-database.js';
 
 /**
@@ -68,27 +69,38 @@ describe('recovering claims left by a dead or stalled attempt', () => {
   });
 
   it('a stalled first attempt that wakes after a takeover neither charges again nor overwrites the stored answer', async () => {
-    const victim = await startVictim({ GATEWAY_LATENCY_MS: '1000' });
-    const key = randomUUID();
-    const body = nuevoPago();
-    const stalled = postPago(victim.baseUrl, { client: ALICE, key, body });
-    await waitUntil(db, `SELECT 1 FROM idempotency_keys WHERE key = $1`, [key]);
-    victim.child.kill('SIGSTOP');
+    // The processor is a process of its own, as Stripe is: freezing the victim doesn't freeze a call
+    // it has under way there. (An embedded one would hold that call's key, and the takeover's same
+    // call would be answered "in use" for as long as the victim sleeps: a 503, whenever the freeze
+    // lands after the victim reached the processor, a few milliseconds after its claim.)
+    const processor = await startProcessorProcess(url, { GATEWAY_LATENCY_MS: '1000' });
     try {
-      await expireLease(key);
-      const takeover = await postPago(survivor.baseUrl, { client: ALICE, key, body });
-      expect(takeover.status).toBe(201);
-    } finally {
-      victim.child.kill('SIGCONT');
-    }
-    const woken = await stalled;
-    expect(woken.status).toBe(409);
-    expect(woken.json.type).toContain('idempotency-key-in-flight');
+      const victim = await startVictim({ ...processor.serviceEnv });
+      const rescuer = await startVictim({ ...processor.serviceEnv });
+      const key = randomUUID();
+      const body = nuevoPago();
+      const stalled = postPago(victim.baseUrl, { client: ALICE, key, body });
+      await waitUntil(db, `SELECT 1 FROM idempotency_keys WHERE key = $1`, [key]);
+      victim.child.kill('SIGSTOP');
+      try {
+        await waitUntil(db, PROCESSOR_CALLS_ANSWERED, [key]);
+        await expireLease(key);
+        const takeover = await postPago(rescuer.baseUrl, { client: ALICE, key, body });
+        expect(takeover.status).toBe(201);
+      } finally {
+        victim.child.kill('SIGCONT');
+      }
+      const woken = await stalled;
+      expect(woken.status).toBe(409);
+      expect(woken.json.type).toContain('idempotency-key-in-flight');
 
-    const [pago] = await pagoOf(body.numeroOrden);
-    expect(await countCharges(db, `operation_key = $1`, [`pagos-${pago.operation_id}`])).toBe(1);
-    const replay = await postPago(survivor.baseUrl, { client: ALICE, key, body });
-    expect(replay.json.id).toBe(pago.id);
+      const [pago] = await pagoOf(body.numeroOrden);
+      expect(await countCharges(db, `operation_key = $1`, [`pagos-${pago.operation_id}`])).toBe(1);
+      const replay = await postPago(rescuer.baseUrl, { client: ALICE, key, body });
+      expect(replay.json.id).toBe(pago.id);
+    } finally {
+      await processor.stop('SIGKILL');
+    }
   });
 
   it('the payment row and the completed key commit together: a completion that loses its claim rolls the payment back', async () => {
@@ -149,6 +161,12 @@ describe('recovering claims left by a dead or stalled attempt', () => {
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
   });
 });
+
+// True once no call the operation of key $1 made at the processor is still under way there.
+const PROCESSOR_CALLS_ANSWERED = `
+  SELECT 1 FROM idempotency_keys k
+   WHERE k.key = $1
+     AND NOT EXISTS (SELECT 1 FROM procesador_local.idempotency_keys p WHERE p.key LIKE 'pagos-' || k.operation_id || '-%' AND p.status = 'in_flight')`;
 
 async function waitUntil(db: pg.Client, sql: string, params: unknown[]): Promise<void> {
   for (let i = 0; i < 1000; i++) {
