@@ -150,32 +150,27 @@ async function measureAll(db: pg.Client) {
  */
 async function lowerBound(): Promise<string> {
   await warmUp();
-  const scenarios = [
-    ['floor', freshPayment('/floor/pagos', false), FLOOR_BASE],
-    ['least first execution', freshPayment('/floor/pagos-minimos', true), FLOOR_BASE],
-    ['least first execution, checked', freshPayment('/floor/pagos-minimos-verificados', true), FLOOR_BASE],
-    ['first execution', freshPayment('/pagos', true), BASE],
-  ] as const;
-  const ratios = { least: [] as number[], checked: [] as number[], first: [] as number[] };
+  const floor = { name: 'floor', next: freshPayment('/floor/pagos', false), base: FLOOR_BASE };
+  const compared = [
+    { name: 'least first execution in the shape', next: freshPayment('/floor/pagos-minimos', true), base: FLOOR_BASE, ratios: [] as number[] },
+    { name: 'the same with its token, body and fingerprint checked', next: freshPayment('/floor/pagos-minimos-verificados', true), base: FLOOR_BASE, ratios: [] as number[] },
+    { name: 'first execution', next: freshPayment('/pagos', true), base: BASE, ratios: [] as number[] },
+  ];
   for (let round = 0; round < LOWER_BOUND_ROUNDS; round++) {
-    const cpu: Record<string, number> = {};
-    for (const [name, next, base] of round % 2 === 0 ? scenarios : [...scenarios].reverse()) {
-      cpu[name] = (await load(name, PLAN.roundSeconds, next, true, base)).serviceCpuMsPerRequest!;
+    const scenarios = [floor, ...compared];
+    const cpu = new Map<object, number>();
+    for (const scenario of round % 2 === 0 ? scenarios : scenarios.reverse()) {
+      cpu.set(scenario, (await load(scenario.name, PLAN.roundSeconds, scenario.next, true, scenario.base)).serviceCpuMsPerRequest!);
     }
-    ratios.least.push(cpu['least first execution']! / cpu.floor!);
-    ratios.checked.push(cpu['least first execution, checked']! / cpu.floor!);
-    ratios.first.push(cpu['first execution']! / cpu.floor!);
+    for (const scenario of compared) scenario.ratios.push(cpu.get(scenario)! / cpu.get(floor)!);
   }
-  const line = (name: string, values: number[]) => {
-    const [median, low, high] = medianWithInterval(values);
-    const above = values.filter((value) => value > TARGETS.firstCpuOverFloor).length;
-    return `${name} ÷ floor, service CPU: median ${median} (95% interval ${low}–${high}), ${above} of ${values.length} rounds above ${TARGETS.firstCpuOverFloor}`;
-  };
-  return [
-    line('least first execution in the shape', ratios.least),
-    line('the same with its token, body and fingerprint checked', ratios.checked),
-    line('first execution', ratios.first),
-  ].join('\n');
+  return compared
+    .map(({ name, ratios }) => {
+      const [median, low, high] = medianWithInterval(ratios);
+      const above = ratios.filter((ratio) => ratio > TARGETS.firstCpuOverFloor).length;
+      return `${name} ÷ floor, service CPU: median ${median} (95% interval ${low}–${high}), ${above} of ${ratios.length} rounds above ${TARGETS.firstCpuOverFloor}`;
+    })
+    .join('\n');
 }
 
 /** The median and the order statistics around it that hold the true median 95% of the time. */
